@@ -1,0 +1,72 @@
+# The two commands a newcomer needs: `make run` and `make test`. Everything else is a step of those.
+SHELL := /bin/bash
+VENV := .venv
+PY := $(VENV)/bin/python
+PYDEPS := $(VENV)/.deps-$(shell cat requirements.txt requirements-dev.txt | sha1sum | cut -c1-12)
+NPMDEPS := node_modules/.deps-$(shell cat package.json package-lock.json 2>/dev/null | sha1sum | cut -c1-12)
+PGDIR ?= /tmp/lab-test-pg
+export PYTHONDONTWRITEBYTECODE := 1
+
+.PHONY: run demo test setup system lint typecheck check pytest login-link bench clean
+
+run: setup
+	$(PY) manage.py migrate --noinput -v0
+	$(PY) manage.py serve
+
+# lab with the real agent CLI pointed at the project's scripted local model: no account needed.
+demo: setup
+	$(PY) manage.py migrate --noinput -v0
+	$(PY) manage.py demo
+
+setup: system $(PYDEPS) $(NPMDEPS)
+
+system:
+	@scripts/ensure-system $(if $(filter test pytest,$(MAKECMDGOALS)),test,run)
+
+$(PYDEPS):
+	@test -x $(PY) || "$$(scripts/ensure-python)" -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -r requirements-dev.txt
+	@rm -f $(VENV)/.deps-* && touch $@
+
+$(NPMDEPS): package.json
+	npm ci --no-audit --no-fund --loglevel=error
+	@rm -f node_modules/.deps-* && touch $@
+
+test: setup lint typecheck check pytest
+
+lint:
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/lint-imports --no-cache
+
+typecheck:
+	$(VENV)/bin/mypy .
+
+# Production-like settings for the deploy check: a real key, https origin, HSTS.
+check:
+	$(PY) manage.py makemigrations --check --dry-run
+	SECRET_KEY="$$($(PY) -c 'import secrets; print(secrets.token_urlsafe(64))')" \
+	LAB_ORIGIN=https://lab.example.com SECURE_SSL_REDIRECT=true SECURE_HSTS_SECONDS=31536000 \
+	  $(PY) manage.py check --deploy --fail-level WARNING
+
+# The whole suite on a real PostgreSQL server (started here unless DATABASE_URL is set), then
+# the SQLite default for the database-facing tests.
+pytest:
+	@set -e; \
+	if [ -z "$$DATABASE_URL" ]; then \
+	  eval "$$(scripts/test-postgres start $(PGDIR))"; trap 'scripts/test-postgres stop $(PGDIR)' EXIT; \
+	fi; \
+	echo "== pytest on PostgreSQL"; \
+	$(PY) -m pytest -q $(PYTEST_ARGS); \
+	echo "== pytest on SQLite (the embedded default)"; \
+	env -u DATABASE_URL $(PY) -m pytest -q -m "not live and not browser" tests runs accounts
+
+login-link: setup
+	$(PY) manage.py login_link
+
+bench: setup
+	$(PY) -m bench
+
+clean:
+	rm -rf $(VENV) node_modules

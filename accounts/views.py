@@ -1,0 +1,52 @@
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth import login
+from django.contrib.auth.decorators import login_not_required
+from django.contrib.auth.forms import SetPasswordForm
+from django.contrib.auth.views import LoginView
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_http_methods
+
+from accounts.models import LoginLink
+from accounts.ratelimit import login_attempt_allowed
+
+
+class RateLimitedLoginView(LoginView):
+    template_name = "accounts/login.html"
+    redirect_authenticated_user = True
+
+    def post(self, request: HttpRequest, *args: object, **kwargs: object) -> HttpResponse:
+        if not login_attempt_allowed(request):
+            form = self.get_form()
+            form.add_error(None, "Too many login attempts. Wait a minute and try again.")
+            return self.render_to_response(self.get_context_data(form=form), status=429)
+        return super().post(request, *args, **kwargs)
+
+
+@login_not_required
+@never_cache
+@require_http_methods(["GET", "POST"])
+def login_link(request: HttpRequest, token: str) -> HttpResponse:
+    # GET shows a button, POST redeems: a link preview or prefetch must not burn the link.
+    if request.method == "GET":
+        return render(request, "accounts/login_link.html")
+    link = LoginLink.redeem(token)
+    if link is None:
+        return render(request, "accounts/login_link.html", {"invalid": True}, status=410)
+    login(request, link.user, backend="django.contrib.auth.backends.ModelBackend")
+    return redirect("accounts:set_password")
+
+
+@never_cache
+@require_http_methods(["GET", "POST"])
+def set_password(request: HttpRequest) -> HttpResponse:
+    form = SetPasswordForm(request.user, request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        form.save()
+        login(request, request.user, backend="django.contrib.auth.backends.ModelBackend")
+        messages.success(request, "Password set.")
+        return redirect("runs:list")
+    return render(request, "accounts/set_password.html", {"form": form})

@@ -1,0 +1,286 @@
+"""lab's one settings file: everything from the environment, failing loud on bad values.
+
+The embedded default is a SQLite file and the in-memory channel layer in LAB_DATA_DIR;
+DATABASE_URL and REDIS_URL switch to PostgreSQL and channels-redis.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import os
+import secrets
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import django_stubs_ext
+import environ
+from django.core.exceptions import ImproperlyConfigured
+from django.utils.csp import CSP
+
+django_stubs_ext.monkeypatch()  # lets ModelAdmin[Run] and QuerySet["Run"] subscript at runtime
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+env = environ.Env()
+if (BASE_DIR / ".env").exists():
+    environ.Env.read_env(BASE_DIR / ".env")  # optional; real environment variables win
+
+DEBUG = env.bool("DEBUG", default=False)
+
+DATA_DIR = Path(env.str("LAB_DATA_DIR", default=str(BASE_DIR / "var"))).expanduser().resolve()
+DATA_DIR.mkdir(parents=True, exist_ok=True, mode=0o700)
+
+
+# --- bind, hosts, origins --------------------------------------------------------------------
+
+
+def _parse_bind(value: str) -> tuple[str, int]:
+    host, sep, port = value.rpartition(":")
+    host = host.strip("[]")
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise ImproperlyConfigured(f"LAB_BIND must be HOST:PORT, got {value!r}")
+    return host, int(port)
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+LAB_BIND = env.str("LAB_BIND", default="127.0.0.1:8000")
+BIND_HOST, BIND_PORT = _parse_bind(LAB_BIND)
+LAB_ALLOW_REMOTE = env.bool("LAB_ALLOW_REMOTE", default=False)
+if not _is_loopback(BIND_HOST) and not LAB_ALLOW_REMOTE:
+    # Whoever reaches lab can run code through the agent: leaving loopback is a decision.
+    raise ImproperlyConfigured(
+        f"LAB_BIND={LAB_BIND} is not a loopback address; set LAB_ALLOW_REMOTE=true to serve it "
+        "(behind TLS, with a strong operator password)."
+    )
+
+_bind_host_for_url = f"[{BIND_HOST}]" if ":" in BIND_HOST else BIND_HOST
+LAB_ORIGIN = env.str("LAB_ORIGIN", default=f"http://{_bind_host_for_url}:{BIND_PORT}").rstrip("/")
+_origin = urlsplit(LAB_ORIGIN)
+if _origin.scheme not in ("http", "https") or not _origin.hostname or _origin.path:
+    raise ImproperlyConfigured(f"LAB_ORIGIN must be scheme://host[:port], got {LAB_ORIGIN!r}")
+
+# The exact origins a browser page of lab has; websockets from anything else are refused.
+LAB_ALLOWED_ORIGINS = [LAB_ORIGIN]
+ALLOWED_HOSTS = [_origin.hostname]
+if _is_loopback(BIND_HOST) and _origin.hostname in ("127.0.0.1", "::1"):
+    # The same loopback server under its other name; a rebinding page cannot take it.
+    alias = LAB_ORIGIN.replace(_bind_host_for_url, "localhost", 1)
+    LAB_ALLOWED_ORIGINS.append(alias)
+    ALLOWED_HOSTS.append("localhost")
+ALLOWED_HOSTS += env.list("LAB_EXTRA_HOSTS", default=[])
+CSRF_TRUSTED_ORIGINS = list(LAB_ALLOWED_ORIGINS)
+
+
+# --- the secret key --------------------------------------------------------------------------
+
+_WELL_KNOWN_KEYS = {"changeme", "secret", "secret_key", "django-insecure", "your-secret-key"}
+
+
+def _check_secret_key(key: str) -> str:
+    if len(key) < 50 or len(set(key)) < 5:
+        raise ImproperlyConfigured("SECRET_KEY is too short or too simple (50+ varied characters).")
+    if key.lower() in _WELL_KNOWN_KEYS or key.startswith("django-insecure"):
+        raise ImproperlyConfigured("SECRET_KEY is a well-known placeholder; generate a real one.")
+    return key
+
+
+def _generated_secret_key(path: Path) -> str:
+    """Generated once into the data dir, 0600; written to a temp file and renamed so a kill
+    mid-write never leaves a torn key."""
+    try:
+        return path.read_text().strip()
+    except FileNotFoundError:
+        pass
+    key = secrets.token_urlsafe(64)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as f:
+        f.write(key)
+        f.flush()
+        os.fsync(f.fileno())
+    try:
+        os.link(tmp, path)  # never overwrite a key another process wrote first
+    except FileExistsError:
+        key = path.read_text().strip()
+    finally:
+        tmp.unlink()
+    return key
+
+
+SECRET_KEY = _check_secret_key(
+    env.str("SECRET_KEY", default="") or _generated_secret_key(DATA_DIR / "secret_key")
+)
+
+
+# --- apps ------------------------------------------------------------------------------------
+
+INSTALLED_APPS = [
+    "daphne",
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "channels",
+    "django_htmx",
+    "accounts",
+    "runs",
+    "auth_flows",
+    "seeding",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.middleware.csp.ContentSecurityPolicyMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.auth.middleware.LoginRequiredMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
+]
+
+ROOT_URLCONF = "lab.urls"
+ASGI_APPLICATION = "lab.asgi.application"
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "runs:list"
+LOGOUT_REDIRECT_URL = "login"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.template.context_processors.csp",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    }
+]
+
+DATABASES = {
+    "default": env.db_url("DATABASE_URL", default=f"sqlite:///{DATA_DIR / 'lab.sqlite3'}"),
+}
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # WAL + a busy timeout: the watcher and request handlers write concurrently.
+    DATABASES["default"].setdefault("OPTIONS", {}).update(
+        {"init_command": "PRAGMA journal_mode=WAL;", "timeout": 20, "transaction_mode": "IMMEDIATE"}
+    )
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+REDIS_URL = env.str("REDIS_URL", default="")
+if REDIS_URL:
+    if urlsplit(REDIS_URL).scheme not in ("redis", "rediss", "unix"):
+        raise ImproperlyConfigured(f"REDIS_URL must be a redis:// URL, got {REDIS_URL!r}")
+    CHANNEL_LAYERS = {
+        "default": {
+            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            "CONFIG": {"hosts": [REDIS_URL]},
+        }
+    }
+else:
+    CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator", "OPTIONS": {"min_length": 12}},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+]
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = env.str("TIME_ZONE", default="UTC")
+USE_I18N = False
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = DATA_DIR / "static"
+
+
+# --- security headers ------------------------------------------------------------------------
+
+SECURE_CSP = {
+    "default-src": [CSP.SELF],
+    "script-src": [CSP.SELF, CSP.NONCE],
+    "style-src": [CSP.SELF],
+    "img-src": [CSP.SELF, "data:"],
+    "connect-src": [CSP.SELF],
+    "frame-ancestors": [CSP.NONE],
+    "form-action": [CSP.SELF],
+    "base-uri": [CSP.NONE],
+    "object-src": [CSP.NONE],
+}
+X_FRAME_OPTIONS = "DENY"
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+SESSION_COOKIE_HTTPONLY = True
+SESSION_COOKIE_SAMESITE = "Lax"
+CSRF_COOKIE_SAMESITE = "Strict"
+_https = _origin.scheme == "https"
+SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = _https
+SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=False)
+SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=0)
+if _https:
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+SILENCED_SYSTEM_CHECKS = env.list("LAB_SILENCED_CHECKS", default=[])
+
+
+# --- lab -------------------------------------------------------------------------------------
+
+# The explicit provider registry (STYLE.md): id -> dotted path. LAB_PROVIDERS_ENABLED picks.
+LAB_KNOWN_PROVIDERS = {
+    "claude-code": "providers.claude_code.ClaudeCodeProvider",
+}
+_enabled = env.list("LAB_PROVIDERS_ENABLED", default=list(LAB_KNOWN_PROVIDERS))
+for _pid in _enabled:
+    if _pid not in LAB_KNOWN_PROVIDERS:
+        raise ImproperlyConfigured(f"LAB_PROVIDERS_ENABLED names an unknown provider {_pid!r}")
+LAB_PROVIDERS = {pid: LAB_KNOWN_PROVIDERS[pid] for pid in _enabled}
+LAB_DEFAULT_PROVIDER = _enabled[0] if _enabled else ""
+
+# lab's own tmux server: never the operator's default one.
+LAB_TMUX_SOCKET = env.str("LAB_TMUX_SOCKET", default="lab")
+if not LAB_TMUX_SOCKET.replace("-", "").replace("_", "").isalnum():
+    raise ImproperlyConfigured("LAB_TMUX_SOCKET may hold letters, digits, '-' and '_' only")
+
+# Where agent CLIs installed by npm live, and what every spawned agent gets in its env
+# (e.g. {"ANTHROPIC_BASE_URL": "http://127.0.0.1:9100"} for the offline demo).
+LAB_AGENT_BIN_DIR = Path(env.str("LAB_AGENT_BIN_DIR", default=str(BASE_DIR / "node_modules" / ".bin")))
+try:
+    LAB_AGENT_ENV: dict[str, str] = json.loads(env.str("LAB_AGENT_ENV", default="{}"))
+except json.JSONDecodeError as exc:
+    raise ImproperlyConfigured(f"LAB_AGENT_ENV is not JSON: {exc}") from None
+if not isinstance(LAB_AGENT_ENV, dict) or not all(
+    isinstance(k, str) and isinstance(v, str) for k, v in LAB_AGENT_ENV.items()
+):
+    raise ImproperlyConfigured("LAB_AGENT_ENV must be a JSON object of strings")
+# An agent HOME other than the operator's (the demo and the tests use a private one).
+LAB_AGENT_HOME = env.str("LAB_AGENT_HOME", default="")
+
+LAB_RUNS_DIR = DATA_DIR / "runs"  # per-run spool dirs and the like
+LAB_REPLY_MAX_BYTES = env.int("LAB_REPLY_MAX_BYTES", default=64 * 1024)
+DATA_UPLOAD_MAX_MEMORY_SIZE = max(LAB_REPLY_MAX_BYTES * 2, 2_621_440)
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
+    "loggers": {"daphne": {"level": "WARNING"}},
+}

@@ -1,0 +1,127 @@
+"""The provider contract: what every agent-CLI adapter implements.
+
+Mandatory methods live on `AgentProvider`; optional capabilities are runtime-checkable
+protocols the generic layer detects with `isinstance` and degrades without (DESIGN.md,
+"Honest degradation"). Obligations that types cannot express are written on the methods and
+checked by tests/conformance.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Hashable, Mapping, Sequence
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+from providers.schema import (
+    Answer,
+    AuthFlow,
+    AuthStatus,
+    CommandSpec,
+    Cursor,
+    Dialog,
+    LoginStart,
+    RunHandle,
+    RunState,
+    SeedMeta,
+    SpawnOption,
+    SpawnResult,
+    TranscriptRead,
+)
+
+
+class AgentProvider(abc.ABC):
+    id: str
+
+    @abc.abstractmethod
+    def display_name(self) -> str:
+        """The name every user-facing string uses ("<name> needs input")."""
+
+    @abc.abstractmethod
+    def auth_flow(self) -> AuthFlow: ...
+
+    @abc.abstractmethod
+    def seed_meta(self) -> SeedMeta: ...
+
+    @abc.abstractmethod
+    def commands(self, worktree: Path) -> list[CommandSpec]:
+        """Every command the CLI offers in this worktree, honestly marked chat_safe or not.
+        Names are unique; at most one row carries CommandRole.CLEAR."""
+
+    @abc.abstractmethod
+    def spawn_options(self) -> list[SpawnOption]: ...
+
+    @abc.abstractmethod
+    def spawn(self, run: RunHandle, options: Mapping[str, str]) -> SpawnResult:
+        """Start the real TUI in run.tmux_session on run.tmux_socket, in run.worktree.
+        The transcript path must be known on return, before the first line is written."""
+
+    @abc.abstractmethod
+    def seed_workspace(self, worktree: Path) -> list[Path]:
+        """The CLI's own grants for a worktree (trust and the like). Returns the files written."""
+
+    @abc.abstractmethod
+    def locate_transcript(self, run: RunHandle) -> str:
+        """The current transcript. Obligation (clear/epoch): when the CLI clears its context,
+        this returns a new identity (a new path, or an epoch-qualified one), and reading it
+        from an empty cursor restarts seq at 0."""
+
+    @abc.abstractmethod
+    def read_transcript(self, path: str, cursor: Cursor) -> TranscriptRead:
+        """Messages appended since `cursor`. Never re-reads what the cursor covers; holds back a
+        partial last line; a corrupt line is skipped and surfaced as a lifecycle warning.
+        Incremental reads concatenated equal one whole read."""
+
+    @abc.abstractmethod
+    def reply(self, run: RunHandle, text: str) -> None:
+        """Deliver text as the operator's next message. Legal while working (best effort).
+        Raises InvalidReply before sending, ReplyNotDelivered if the CLI did not record it;
+        never loses the text silently."""
+
+    @abc.abstractmethod
+    def interrupt(self, run: RunHandle) -> None:
+        """Stop the current turn. The recipe is hazard-checked: it never quits the CLI or
+        opens another UI when the turn has already ended."""
+
+    @abc.abstractmethod
+    def answer_dialog(self, run: RunHandle, dialog: Dialog, answers: Sequence[Answer]) -> None:
+        """answers[i] answers dialog.all_questions[i]. Records the intent for the backstop."""
+
+    @abc.abstractmethod
+    def auth_status(self) -> AuthStatus: ...
+
+    @abc.abstractmethod
+    def login_start(self) -> LoginStart: ...
+
+    @abc.abstractmethod
+    def login_code(self, code: str) -> AuthStatus: ...
+
+    @abc.abstractmethod
+    def logout(self) -> AuthStatus: ...
+
+
+@runtime_checkable
+class LiveSignals(Protocol):
+    """A structured live channel beside the transcript (Claude Code: hooks into a spool)."""
+
+    def setup(self, run: RunHandle) -> tuple[dict[str, object], list[str]]:
+        """Spawn-time setup: (settings payload, extra argv)."""
+        ...
+
+    def pending_dialog(self, run: RunHandle) -> Dialog | None: ...
+
+    def blocked_state(self, run: RunHandle) -> RunState | None: ...
+
+    def change_signature(self, run: RunHandle) -> Hashable: ...
+
+    def sweep(self, run: RunHandle) -> None: ...
+
+
+@runtime_checkable
+class DeepLinker(Protocol):
+    def deep_link(self, run: RunHandle) -> str: ...
+
+
+@runtime_checkable
+class ConnectingReporter(Protocol):
+    def connecting(self, run: RunHandle) -> bool: ...

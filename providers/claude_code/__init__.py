@@ -1,0 +1,3 @@
+from providers.claude_code.provider import ClaudeCodeProvider
+
+__all__ = ["ClaudeCodeProvider"]

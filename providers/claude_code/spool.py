@@ -1,0 +1,38 @@
+"""Reading the hook spool lab's hook command writes (compat §8). No Django."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+
+def spool_events(spool_dir: str) -> list[dict[str, Any]]:
+    """Every complete hook payload, oldest first (names sort by write time)."""
+    if not spool_dir:
+        return []
+    try:
+        names = sorted(n for n in os.listdir(spool_dir) if n.endswith(".json") and not n.startswith("."))
+    except FileNotFoundError:
+        return []
+    events = []
+    for name in names:
+        try:
+            data = orjson.loads(Path(spool_dir, name).read_bytes())
+        except (OSError, orjson.JSONDecodeError):
+            continue
+        if isinstance(data, dict):
+            data["_spool_name"] = name
+            events.append(data)
+    return events
+
+
+def spool_signature(spool_dir: str) -> tuple[int, int]:
+    """Cheap change signature: the directory's mtime and entry count, no file read."""
+    try:
+        st = os.stat(spool_dir)
+        return st.st_mtime_ns, len(os.listdir(spool_dir))
+    except FileNotFoundError:
+        return (0, 0)

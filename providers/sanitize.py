@@ -1,0 +1,30 @@
+"""Text on its way into a TUI: nothing in it may act as a key.
+
+ESC, C0 controls (except tab and newline) and C1 controls are removed, so a pasted
+bracketed-paste terminator (ESC [ 201 ~) followed by a command can never leave the paste.
+Carriage returns become newlines first, so CRLF text keeps its line breaks.
+"""
+
+from __future__ import annotations
+
+import re
+
+from providers.errors import InvalidReply
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\x80-\x9f]")
+
+
+def sanitize_text(text: str, *, max_bytes: int) -> str:
+    text = _CONTROL.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
+    if len(text.encode()) > max_bytes:
+        raise InvalidReply(f"The text is longer than {max_bytes} bytes.")
+    if not text.strip():
+        raise InvalidReply("The text is empty.")
+    return text
+
+
+def sanitize_line(text: str, *, max_bytes: int) -> str:
+    """A single-line answer (free text, plan feedback): a newline would submit it early."""
+    if "\n" in text or "\r" in text:
+        raise InvalidReply("This answer must fit on one line.")
+    return sanitize_text(text, max_bytes=max_bytes).strip()

@@ -1,0 +1,213 @@
+"""The universal schema: what lab knows about any agent CLI's conversation.
+
+Plain dataclasses, no Django: adapters map their native transcript into these on read, and
+the generic layer (runs, auth_flows, seeding, templates) renders them without knowing which
+CLI produced them.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+
+class MessageKind(enum.StrEnum):
+    USER_TEXT = "user_text"
+    ASSISTANT_TEXT = "assistant_text"
+    TOOL_USE = "tool_use"
+    TOOL_RESULT = "tool_result"
+    LIFECYCLE = "lifecycle"
+
+
+class RunState(enum.StrEnum):
+    """The whole state vocabulary. Adapters derive idle/working from the transcript; needs_input
+    and question need a live signal channel; ended comes from the TUI's process being gone."""
+
+    IDLE = "idle"
+    WORKING = "working"
+    NEEDS_INPUT = "needs_input"
+    QUESTION = "question"
+    ENDED = "ended"
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    seq: int  # 0-based position in the current transcript epoch; restarts on a clear
+    kind: MessageKind
+    text: str = ""
+    tool_name: str = ""
+    tool_input: str = ""  # a compact one-line summary of the tool input
+    timestamp: str = ""  # ISO 8601 as the transcript recorded it, "" when absent
+    native_id: str = ""  # the provider's own id (entry uuid, tool_use_id, ...)
+    is_error: bool = False  # a failed tool result, or a lifecycle warning
+
+
+class DialogKind(enum.StrEnum):
+    QUESTION = "question"
+    PLAN = "plan"
+    APPROVAL = "approval"
+
+
+@dataclass(frozen=True, slots=True)
+class Option:
+    label: str
+    description: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Question:
+    prompt: str
+    options: tuple[Option, ...]
+    multi: bool = False
+    header: str = ""
+    free_text: bool = True  # whether a free-text ("Other") answer is offered
+
+
+@dataclass(frozen=True, slots=True)
+class Dialog:
+    """A pending dialog the operator can answer from the browser.
+
+    A single question keeps the flat shape (prompt/options/multi, questions=None); a form of
+    two or more questions carries them in `questions` and the flat fields stay empty. A plan
+    carries its Markdown in `body` and the adapter's stable semantic option labels.
+    """
+
+    tool_use_id: str
+    kind: DialogKind
+    prompt: str = ""
+    options: tuple[Option, ...] = ()
+    multi: bool = False
+    header: str = ""
+    free_text: bool = True
+    questions: tuple[Question, ...] | None = None
+    body: str = ""
+
+    @property
+    def all_questions(self) -> tuple[Question, ...]:
+        """Every question, the flat shape seen as a one-question form."""
+        if self.questions is not None:
+            return self.questions
+        return (
+            Question(
+                prompt=self.prompt,
+                options=self.options,
+                multi=self.multi,
+                header=self.header,
+                free_text=self.free_text,
+            ),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """One question's answer: option indexes (exactly one for single-select), free text, or,
+    for multi-select, both."""
+
+    choices: tuple[int, ...] = ()
+    text: str = ""
+
+
+class CommandRole(enum.StrEnum):
+    CLEAR = "clear"
+
+
+@dataclass(frozen=True, slots=True)
+class CommandSpec:
+    name: str  # without the leading slash
+    description: str = ""
+    argument_hint: str = ""
+    source: str = "builtin"  # builtin | project | user | skill
+    chat_safe: bool = True
+    reason: str = ""  # why a row is not chat-safe
+    role: CommandRole | None = None
+
+
+class AuthFlowKind(enum.StrEnum):
+    OAUTH_CODE = "oauth-code"
+    OAUTH_REDIRECT = "oauth-redirect"
+    API_KEY = "api-key"
+    EXTERNAL = "external"
+
+
+@dataclass(frozen=True, slots=True)
+class AuthFlow:
+    kind: AuthFlowKind
+    instructions: str = ""
+    credential_name: str = ""  # api-key: the credential it would use
+
+
+@dataclass(frozen=True, slots=True)
+class AuthStatus:
+    logged_in: bool
+    method: str = ""
+    account: str = ""  # e.g. an email; "" when unknown
+    detail: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class LoginStart:
+    url: str  # the primary URL to show the operator
+    alternatives: tuple[tuple[str, str], ...] = ()  # (instructions, url) pairs
+
+
+@dataclass(frozen=True, slots=True)
+class SeedMeta:
+    context_file: str  # relative to the worktree root
+    skills_dir: str  # relative to the worktree root
+    exclude_entries: tuple[str, ...] = ()  # lines for .git/info/exclude
+    seeded_paths: tuple[str, ...] = ()  # glob patterns that must never reach a commit
+    scrub_patterns: tuple[str, ...] = ()  # regexes of attribution lines to scrub
+
+
+@dataclass(frozen=True, slots=True)
+class SpawnOption:
+    """A provider-declared choice on the new-run form, rendered generically."""
+
+    name: str
+    label: str
+    choices: tuple[tuple[str, str], ...] = ()  # (value, label); empty: free text
+    default: str = ""
+    help_text: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class RunHandle:
+    """What an adapter knows about a run: the generic layer builds it from its model."""
+
+    run_id: int
+    worktree: str
+    tmux_socket: str
+    tmux_session: str
+    session_id: str = ""
+    transcript_path: str = ""
+    spool_dir: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class SpawnResult:
+    session_id: str
+    transcript_path: str
+
+
+@dataclass(frozen=True, slots=True)
+class Cursor:
+    """Where a read of one transcript stopped. `offset` is a byte offset at a line boundary;
+    `inode` detects replacement; `provider_state` is the adapter's own immutable carry-over
+    (state derivation inputs, dedupe keys), opaque to the generic layer."""
+
+    path: str = ""
+    offset: int = 0
+    inode: int = 0
+    next_seq: int = 0
+    provider_state: object = None
+
+
+@dataclass(frozen=True, slots=True)
+class TranscriptRead:
+    messages: list[Message]
+    cursor: Cursor
+    state: RunState  # idle or working, from the transcript alone
+    dialog: Dialog | None = None  # a pending dialog the transcript shows
+    reset: bool = False  # the file was truncated or replaced: the messages start over
+    stats: Mapping[str, int] = field(default_factory=dict)

@@ -1,0 +1,122 @@
+"""lab's own tmux server, driven with argv lists only.
+
+Every TUI adapter runs its CLI here (DESIGN.md principle 1), so this is seam infrastructure,
+not Claude Code knowledge. Targets are always exact (`=name`): a run `foo` never touches a
+session `foobar`. Nothing here reads a pane for production logic; `capture` exists for the
+live-test harness that watches its own probe.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import uuid
+from collections.abc import Mapping, Sequence
+
+from providers.errors import SessionGone, SpawnFailed
+
+NAME_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_-]{0,63}$")
+TMUX = "tmux"
+TIMEOUT = 10
+
+
+class TmuxError(Exception):
+    pass
+
+
+def check_name(name: str) -> str:
+    # '.' and ':' are tmux target separators, a leading '-' reads as an option.
+    if not NAME_RE.match(name):
+        raise ValueError(f"not a safe tmux name: {name!r}")
+    return name
+
+
+class Tmux:
+    def __init__(self, socket: str) -> None:
+        self.socket = check_name(socket)
+
+    def _run(
+        self, *args: str, stdin: bytes | None = None, check: bool = True
+    ) -> subprocess.CompletedProcess[bytes]:
+        # -f /dev/null: the operator's ~/.tmux.conf must not change key handling under lab.
+        argv = [TMUX, "-L", self.socket, "-f", "/dev/null", *args]
+        proc = subprocess.run(argv, input=stdin, capture_output=True, timeout=TIMEOUT, check=False)
+        if check and proc.returncode != 0:
+            raise TmuxError(proc.stderr.decode(errors="replace").strip() or f"tmux {args[0]} failed")
+        return proc
+
+    @staticmethod
+    def _session(name: str) -> str:
+        return f"={check_name(name)}"
+
+    @staticmethod
+    def _pane(name: str) -> str:
+        return f"={check_name(name)}:"
+
+    def new_session(
+        self,
+        name: str,
+        *,
+        cwd: str,
+        argv: Sequence[str],
+        env: Mapping[str, str],
+        width: int = 200,
+        height: int = 50,
+    ) -> int:
+        """Start argv in a new detached session with exactly `env` (env -i: the tmux server's
+        own environment, inherited from lab, never leaks into the agent). Returns the pane pid."""
+        env_args = [f"{k}={v}" for k, v in env.items()]
+        command = ["/usr/bin/env", "-i", *env_args, *argv]
+        try:
+            proc = self._run(
+                "new-session", "-d", "-P", "-F", "#{pane_pid}", "-s", check_name(name),
+                "-x", str(width), "-y", str(height), "-c", cwd, "--", *command,
+            )  # fmt: skip
+        except TmuxError as exc:
+            raise SpawnFailed(f"tmux could not start the session: {exc}") from exc
+        # A window-size of "manual" keeps the TUI at the size lab chose, attach or not.
+        self._run("set-option", "-t", self._session(name), "window-size", "manual", check=False)
+        return int(proc.stdout.decode().strip().splitlines()[-1])
+
+    def has_session(self, name: str) -> bool:
+        return self._run("has-session", "-t", self._session(name), check=False).returncode == 0
+
+    def pane_pid(self, name: str) -> int | None:
+        proc = self._run("display-message", "-p", "-t", self._pane(name), "#{pane_pid}", check=False)
+        text = proc.stdout.decode().strip()
+        return int(text) if proc.returncode == 0 and text.isdigit() else None
+
+    def list_sessions(self) -> list[str]:
+        proc = self._run("list-sessions", "-F", "#{session_name}", check=False)
+        return proc.stdout.decode().split() if proc.returncode == 0 else []
+
+    def paste(self, name: str, text: str) -> None:
+        """One bracketed paste through a uniquely named buffer loaded from stdin (never argv,
+        never a shared buffer), deleted afterwards whatever happens."""
+        buffer = f"lab-{uuid.uuid4().hex}"
+        try:
+            self._run("load-buffer", "-b", buffer, "-", stdin=text.encode())
+            self._require(name, "paste-buffer", "-p", "-b", buffer, "-t", self._pane(name))
+        finally:
+            self._run("delete-buffer", "-b", buffer, check=False)
+
+    def send_keys(self, name: str, *keys: str) -> None:
+        """Named keys (Enter, Escape, Down...). Text never goes through here: see paste."""
+        self._require(name, "send-keys", "-t", self._pane(name), *keys)
+
+    def _require(self, name: str, *args: str) -> None:
+        proc = self._run(*args, check=False)
+        if proc.returncode != 0:
+            if not self.has_session(name):
+                raise SessionGone(f"The tmux session {name} is gone.")
+            raise TmuxError(proc.stderr.decode(errors="replace").strip())
+
+    def kill_session(self, name: str) -> None:
+        self._run("kill-session", "-t", self._session(name), check=False)
+
+    def kill_server(self) -> None:
+        self._run("kill-server", check=False)
+
+    def capture(self, name: str) -> str:
+        """For live-test harnesses watching their own probe only (never-scrape, DESIGN.md)."""
+        return self._run("capture-pane", "-p", "-t", self._pane(name)).stdout.decode(errors="replace")

@@ -1,0 +1,54 @@
+"""A run: one agent CLI in one tmux session on one git worktree.
+
+Nothing about the conversation is stored here: the agent's own transcript file is the record
+(read-through); the model keeps only where to find it.
+"""
+
+from __future__ import annotations
+
+from django.db import models
+from django.urls import reverse
+from django.utils import timezone
+
+
+class RunQuerySet(models.QuerySet["Run"]):
+    def live(self) -> RunQuerySet:
+        return self.filter(ended_at__isnull=True)
+
+
+class Run(models.Model):
+    name = models.CharField(max_length=64)
+    provider_id = models.CharField("provider", max_length=64)
+    repository = models.CharField(max_length=4096, help_text="The git repository the worktree belongs to.")
+    worktree = models.CharField(max_length=4096, blank=True)
+    branch = models.CharField(max_length=255, blank=True)
+    tmux_socket = models.CharField(max_length=64, help_text="lab's own tmux server (tmux -L).")
+    tmux_session = models.CharField(max_length=128, unique=True)
+    session_id = models.CharField(max_length=64, blank=True, help_text="The CLI's own session id.")
+    transcript_path = models.CharField(max_length=4096, blank=True)
+    spawn_options = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+    ended_at = models.DateTimeField(null=True, blank=True)
+
+    objects = RunQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.provider_id})"
+
+    def get_absolute_url(self) -> str:
+        return reverse("runs:detail", args=[self.pk])
+
+    @property
+    def is_ended(self) -> bool:
+        return self.ended_at is not None
+
+    @property
+    def attach_command(self) -> str:
+        return f"tmux -L {self.tmux_socket} attach -t ={self.tmux_session}"
+
+    @property
+    def group_name(self) -> str:
+        return f"run.{self.pk}"

@@ -1,0 +1,7 @@
+from django.urls import path
+
+from runs import consumers
+
+websocket_urlpatterns = [
+    path("ws/lab/", consumers.LabConsumer.as_asgi()),
+]
