@@ -4,7 +4,64 @@ operator's lab, and the settings lab reads at import time are set before Django 
 import os
 import tempfile
 
+import pytest
+
 _tmp = tempfile.mkdtemp(prefix="lab-test-")
 os.environ.setdefault("LAB_DATA_DIR", os.path.join(_tmp, "data"))
 os.environ.setdefault("LAB_TMUX_SOCKET", f"labtest-{os.getpid()}")
 os.environ.setdefault("LAB_AGENT_HOME", os.path.join(_tmp, "agent-home"))
+
+
+@pytest.fixture
+def operator(db):
+    from tests.factories import UserFactory
+
+    return UserFactory()
+
+
+@pytest.fixture
+def authed_client(client, operator):
+    client.force_login(operator)
+    return client
+
+
+@pytest.fixture(autouse=True)
+def _fast_password_hashing(settings):
+    # PBKDF2's production cost makes every login in a test take seconds on a 2-core machine.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture
+def git_repo(tmp_path):
+    """A fresh git repository with one commit."""
+    import subprocess
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git = ["git", "-c", "user.name=lab-test", "-c", "user.email=lab-test@example.invalid"]
+    subprocess.run([*git, "init", "-q", "-b", "main"], cwd=repo, check=True)
+    (repo / "README.md").write_text("# test repo\n")
+    subprocess.run([*git, "add", "README.md"], cwd=repo, check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "initial"], cwd=repo, check=True)
+    return repo
+
+
+@pytest.fixture
+def fake_provider(settings, tmp_path, monkeypatch):
+    """The FakeProvider (every capability) enabled as the only provider, on a private tmux socket."""
+    from providers import registry
+    from providers.testing import FAKE_ROOT_ENV
+
+    monkeypatch.setenv(FAKE_ROOT_ENV, str(tmp_path / "fake-transcripts"))
+    settings.LAB_PROVIDERS = {"fake": "providers.testing.FullFakeProvider"}
+    settings.LAB_DEFAULT_PROVIDER = "fake"
+    settings.LAB_TMUX_SOCKET = f"labtest-{os.getpid()}-{tmp_path.name[-8:]}"
+    settings.DATA_DIR = tmp_path / "data"
+    settings.LAB_RUNS_DIR = tmp_path / "data" / "runs"
+    registry._load.cache_clear()
+    provider = registry.get_provider("fake")
+    yield provider
+    from providers.tmux import Tmux
+
+    Tmux(settings.LAB_TMUX_SOCKET).kill_server()
+    registry._load.cache_clear()

@@ -23,10 +23,25 @@ django_stubs_ext.monkeypatch()  # lets ModelAdmin[Run] and QuerySet["Run"] subsc
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 env = environ.Env()
+
+_TRUE, _FALSE = {"1", "true", "yes", "on"}, {"0", "false", "no", "off", ""}
+
+
+def env_bool(name: str, default: bool) -> bool:
+    """Strict booleans: django-environ reads "maybe" as False; a typo must not mean "off"."""
+    raw = os.environ.get(name)
+    if raw is None:
+        return default
+    if raw.strip().lower() in _TRUE:
+        return True
+    if raw.strip().lower() in _FALSE:
+        return False
+    raise ImproperlyConfigured(f"{name} must be true or false, got {raw!r}")
+
 if (BASE_DIR / ".env").exists():
     environ.Env.read_env(BASE_DIR / ".env")  # optional; real environment variables win
 
-DEBUG = env.bool("DEBUG", default=False)
+DEBUG = env_bool("DEBUG", False)
 
 DATA_DIR = Path(env.str("LAB_DATA_DIR", default=str(BASE_DIR / "var"))).expanduser().resolve()
 DATA_DIR.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -54,7 +69,7 @@ def _is_loopback(host: str) -> bool:
 
 LAB_BIND = env.str("LAB_BIND", default="127.0.0.1:8000")
 BIND_HOST, BIND_PORT = _parse_bind(LAB_BIND)
-LAB_ALLOW_REMOTE = env.bool("LAB_ALLOW_REMOTE", default=False)
+LAB_ALLOW_REMOTE = env_bool("LAB_ALLOW_REMOTE", False)
 if not _is_loopback(BIND_HOST) and not LAB_ALLOW_REMOTE:
     # Whoever reaches lab can run code through the agent: leaving loopback is a decision.
     raise ImproperlyConfigured(
@@ -170,6 +185,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
             ],
+            "builtins": ["runs.templatetags.runs_extras"],
         },
     }
 ]
@@ -234,7 +250,7 @@ SESSION_COOKIE_SAMESITE = "Lax"
 CSRF_COOKIE_SAMESITE = "Strict"
 _https = _origin.scheme == "https"
 SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = _https
-SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=False)
+SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", False)
 SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=0)
 if _https:
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")

@@ -2,7 +2,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from asgiref.sync import sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
+
+from runs.live import catch_up_html
+from runs.models import Run
+from runs.watcher import ensure_watcher
 
 # Close codes in the 4000 range are the application's own (RFC 6455 §7.4.2).
 CLOSE_UNAUTHENTICATED = 4401
@@ -23,6 +28,9 @@ class LabConsumer(AsyncJsonWebsocketConsumer):
             return
         self.groups_to_join = [LAB_GROUP]
         await self.join_and_accept()
+        # The runs list shows a live badge for every live run: their watchers must run.
+        async for run_id in Run.objects.live().values_list("pk", flat=True):
+            ensure_watcher(run_id)
 
     async def join_and_accept(self) -> None:
         for group in self.groups_to_join:
@@ -35,3 +43,61 @@ class LabConsumer(AsyncJsonWebsocketConsumer):
 
     async def lab_html(self, event: dict[str, Any]) -> None:
         await self.send(text_data=event["html"])
+
+
+class RunConsumer(LabConsumer):
+    """A run page's socket. The page says which (epoch, last seq) it has; the consumer replays
+    the gap from the transcript and then forwards only messages newer than what it sent, so a
+    reconnect has no gap and no duplicate."""
+
+    run_id: int
+    epoch: str = ""
+    last_seq: int = -1
+    ready: bool = False
+
+    async def connect(self) -> None:
+        user = self.scope.get("user")
+        if user is None or not user.is_authenticated:
+            await self.close(code=CLOSE_UNAUTHENTICATED)
+            return
+        self.run_id = int(self.scope["url_route"]["kwargs"]["run_id"])
+        if not await Run.objects.filter(pk=self.run_id).aexists():
+            await self.close(code=CLOSE_NOT_FOUND)
+            return
+        self.groups_to_join = [LAB_GROUP, f"run.{self.run_id}"]
+        await self.join_and_accept()
+        self.watcher = ensure_watcher(self.run_id)
+        self.watcher.subscribers += 1
+
+    async def disconnect(self, code: int) -> None:
+        await super().disconnect(code)
+        watcher = getattr(self, "watcher", None)
+        if watcher is not None:
+            watcher.subscribers -= 1
+            watcher.wake.set()  # an ended run's watcher may stop now
+
+    async def receive_json(self, content: Any, **kwargs: Any) -> None:
+        if not isinstance(content, dict) or content.get("type") != "hello":
+            return
+        try:
+            seq = int(content.get("seq", -1))
+        except (TypeError, ValueError):
+            seq = -1
+        await self.catch_up(str(content.get("epoch", "")), seq)
+
+    async def catch_up(self, epoch: str, seq: int) -> None:
+        run = await Run.objects.aget(pk=self.run_id)
+        html, self.epoch, self.last_seq = await sync_to_async(catch_up_html, thread_sensitive=False)(
+            run, epoch, seq
+        )
+        self.ready = True
+        if html:
+            await self.send(text_data=html)
+
+    async def run_update(self, event: dict[str, Any]) -> None:
+        """A notification, not the data: each socket pulls what *it* lacks from the
+        transcript, so whoever advanced the shared index, nothing is skipped or sent twice."""
+        if not self.ready:
+            return  # the hello's catch-up will read the file, which includes this
+        await self.catch_up(self.epoch, self.last_seq)
+        await self.send(text_data=event["panel"])

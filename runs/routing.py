@@ -4,4 +4,5 @@ from runs import consumers
 
 websocket_urlpatterns = [
     path("ws/lab/", consumers.LabConsumer.as_asgi()),
+    path("ws/runs/<int:run_id>/", consumers.RunConsumer.as_asgi()),
 ]

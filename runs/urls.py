@@ -5,4 +5,10 @@ from runs import views
 app_name = "runs"
 urlpatterns = [
     path("", views.run_list, name="list"),
+    path("runs/new/", views.run_new, name="new"),
+    path("runs/<int:run_id>/", views.run_detail, name="detail"),
+    path("runs/<int:run_id>/messages/", views.run_messages, name="messages"),
+    path("runs/<int:run_id>/reply/", views.run_reply, name="reply"),
+    path("runs/<int:run_id>/interrupt/", views.run_interrupt, name="interrupt"),
+    path("runs/<int:run_id>/end/", views.run_end, name="end"),
 ]

@@ -1,0 +1,78 @@
+// lab's page behaviour. No inline scripts (the CSP forbids them); htmx does the requests.
+"use strict";
+
+(function () {
+  // --- live transcript: say what we have when the socket (re)opens --------------------------
+  document.addEventListener("htmx:wsOpen", function (evt) {
+    const cursor = document.getElementById("cursor");
+    if (!cursor) return;
+    evt.detail.socketWrapper.send(
+      JSON.stringify({ type: "hello", epoch: cursor.dataset.epoch || "", seq: Number(cursor.dataset.seq || -1) })
+    );
+  });
+
+  // Keep the newest message in view when the operator is already at the bottom.
+  let stick = true;
+  window.addEventListener("scroll", function () {
+    stick = window.innerHeight + window.scrollY >= document.body.scrollHeight - 80;
+  });
+  document.addEventListener("htmx:wsAfterMessage", function () {
+    if (stick) window.scrollTo(0, document.body.scrollHeight);
+    syncComposer();
+  });
+
+  function syncComposer() {
+    const panel = document.getElementById("panel");
+    const composer = document.getElementById("composer");
+    if (!panel || !composer) return;
+    const ended = panel.dataset.state === "ended";
+    composer.querySelectorAll("textarea, button").forEach(function (el) { el.disabled = ended; });
+  }
+
+  // --- composer: Enter sends, Shift+Enter is a newline --------------------------------------
+  document.addEventListener("keydown", function (evt) {
+    const box = evt.target;
+    if (!(box instanceof HTMLTextAreaElement) || !box.closest("#composer")) return;
+    if (window.labCommands && window.labCommands.handleKey(evt, box)) return;
+    if (evt.key === "Enter" && !evt.shiftKey && !evt.isComposing) {
+      evt.preventDefault();
+      if (box.value.trim()) box.form.requestSubmit();
+    }
+  });
+
+  // The composer keeps focus across its own re-render (success clears it, failure keeps text).
+  document.addEventListener("htmx:afterSwap", function (evt) {
+    if (evt.detail.target && evt.detail.target.id === "composer") {
+      const box = document.querySelector("#composer textarea");
+      if (box) { box.focus(); box.setSelectionRange(box.value.length, box.value.length); }
+    }
+  });
+  // A failed send (4xx/5xx) still swaps the composer: it carries the error and the draft.
+  document.addEventListener("htmx:beforeSwap", function (evt) {
+    const elt = evt.detail.requestConfig && evt.detail.requestConfig.elt;
+    if (elt && (elt.id === "composer" || elt.closest && elt.closest("#dialog"))) {
+      if (evt.detail.xhr.status >= 400) { evt.detail.shouldSwap = true; evt.detail.isError = false; }
+    }
+  });
+
+  // --- copy buttons ------------------------------------------------------------------------
+  document.addEventListener("click", function (evt) {
+    const btn = evt.target instanceof Element ? evt.target.closest("[data-copy], .copy-code") : null;
+    if (!btn) return;
+    const text = btn.dataset.copy !== undefined ? btn.dataset.copy : btn.closest("pre").innerText;
+    navigator.clipboard.writeText(text).then(function () {
+      const label = btn.textContent; btn.textContent = "Copied"; setTimeout(function () { btn.textContent = label; }, 1200);
+    });
+  });
+
+  // Code blocks get a copy button (added here, so the sanitized HTML stays button-free).
+  function addCopyButtons(root) {
+    root.querySelectorAll(".md pre").forEach(function (pre) {
+      if (pre.querySelector(".copy-code")) return;
+      const b = document.createElement("button"); b.type = "button"; b.className = "copy-code"; b.textContent = "Copy";
+      pre.appendChild(b);
+    });
+  }
+  document.addEventListener("htmx:load", function (evt) { addCopyButtons(evt.detail.elt); });
+  document.addEventListener("DOMContentLoaded", function () { addCopyButtons(document); syncComposer(); });
+})();

@@ -1,0 +1,239 @@
+"""FakeProvider: every mandatory method and optional capability, for the generic layer's tests.
+
+Its "CLI" is `cat` in a real tmux session (lab's liveness checks stay real) and its
+transcript is a JSONL file of {"kind", "text", ...} lines that the fake itself appends to, so
+a test drives a conversation by calling `fake_append`. Variants lack one optional capability
+each, so the degradation paths are tested too. Never the only test of a feature: the real
+adapter has its own live tests.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import uuid
+from collections.abc import Hashable, Mapping, Sequence
+from pathlib import Path
+
+from providers.base import AgentProvider
+from providers.errors import DialogNotAnswerable, InvalidCode, ReplyNotDelivered, SessionGone
+from providers.jsonl import read_lines
+from providers.sanitize import sanitize_text
+from providers.schema import (
+    Answer,
+    AuthFlow,
+    AuthFlowKind,
+    AuthStatus,
+    CommandRole,
+    CommandSpec,
+    Cursor,
+    Dialog,
+    DialogKind,
+    LoginStart,
+    Message,
+    MessageKind,
+    Option,
+    RunHandle,
+    RunState,
+    SeedMeta,
+    SpawnOption,
+    SpawnResult,
+    TranscriptRead,
+)
+from providers.tmux import Tmux
+
+FAKE_ROOT_ENV = "LAB_FAKE_PROVIDER_ROOT"
+
+
+def fake_root() -> Path:
+    return Path(os.environ.get(FAKE_ROOT_ENV, "/tmp/lab-fake-provider"))
+
+
+def fake_append(path: str | Path, **entry: object) -> None:
+    """Append one transcript entry as the fake CLI would."""
+    with open(path, "ab") as f:
+        f.write(json.dumps(entry).encode() + b"\n")
+
+
+class FakeProvider(AgentProvider):
+    id = "fake"
+
+    def __init__(self) -> None:
+        self.sent: list[tuple[str, object]] = []  # what reached the "TUI", in order
+        self.lock = threading.Lock()
+        self.logged_in = False
+        self.pending_login = False
+        self.deliver = True  # False: reply raises ReplyNotDelivered, as a TUI that drops text
+
+    def display_name(self) -> str:
+        return "Fake Agent"
+
+    def auth_flow(self) -> AuthFlow:
+        return AuthFlow(kind=AuthFlowKind.OAUTH_CODE, instructions="Open the link and paste the code.")
+
+    def seed_meta(self) -> SeedMeta:
+        return SeedMeta(context_file="FAKE.md", skills_dir=".fake/skills", exclude_entries=("/FAKE.md",))
+
+    def commands(self, worktree: Path) -> list[CommandSpec]:
+        return [
+            CommandSpec(name="new", description="Start over", role=CommandRole.CLEAR),
+            CommandSpec(name="echo", description="Echo the arguments", argument_hint="TEXT"),
+            CommandSpec(name="settings", description="Open settings", chat_safe=False, reason="opens a UI"),
+        ]
+
+    def spawn_options(self) -> list[SpawnOption]:
+        return [SpawnOption(name="speed", label="Speed", choices=(("slow", "Slow"), ("fast", "Fast")), default="fast")]
+
+    def spawn(self, run: RunHandle, options: Mapping[str, str]) -> SpawnResult:
+        session_id = str(uuid.uuid4())
+        path = fake_root() / str(run.run_id) / f"{session_id}.jsonl"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.touch()
+        Tmux(run.tmux_socket).new_session(
+            run.tmux_session, cwd=run.worktree, argv=["/bin/cat"], env={"PATH": "/usr/bin:/bin"}
+        )
+        return SpawnResult(session_id=session_id, transcript_path=str(path))
+
+    def seed_workspace(self, worktree: Path) -> list[Path]:
+        return []
+
+    def locate_transcript(self, run: RunHandle) -> str:
+        # clear/epoch: the newest file of the run's directory (the fake's /new makes one).
+        files = sorted(Path(run.transcript_path).parent.glob("*.jsonl"), key=lambda p: p.stat().st_mtime_ns)
+        return str(files[-1]) if files else run.transcript_path
+
+    def read_transcript(self, path: str, cursor: Cursor) -> TranscriptRead:
+        lines = read_lines(path, cursor.offset, cursor.inode)
+        seq = 0 if lines.reset else cursor.next_seq
+        state: RunState = cursor.provider_state or RunState.IDLE  # type: ignore[assignment]
+        dialog = None
+        messages = []
+        for _start, raw in lines.lines:
+            try:
+                entry = json.loads(raw)
+                kind = MessageKind(entry["kind"])
+            except (ValueError, KeyError, TypeError):
+                messages.append(Message(seq=seq, kind=MessageKind.LIFECYCLE, text="unreadable line", is_error=True))
+                seq += 1
+                continue
+            messages.append(Message(seq=seq, kind=kind, text=str(entry.get("text", ""))))
+            seq += 1
+            state = RunState.WORKING if kind is MessageKind.USER_TEXT else RunState(entry.get("state", "idle"))
+        last_dialog = _pending_dialog(path)
+        if last_dialog is not None:
+            dialog = last_dialog
+        new_cursor = Cursor(path=path, offset=lines.offset, inode=lines.inode, next_seq=seq, provider_state=state)
+        return TranscriptRead(messages=messages, cursor=new_cursor, state=state, dialog=dialog, reset=lines.reset)
+
+    def reply(self, run: RunHandle, text: str) -> None:
+        text = sanitize_text(text, max_bytes=64 * 1024)
+        if not Tmux(run.tmux_socket).has_session(run.tmux_session):
+            raise SessionGone("The agent's terminal session is gone.")
+        with self.lock:
+            self.sent.append(("reply", text))
+        if not self.deliver:
+            raise ReplyNotDelivered("The fake dropped it.")
+        path = self.locate_transcript(run)
+        if text.strip() == "/new":
+            path = str(Path(path).with_name(f"{uuid.uuid4()}.jsonl"))
+            fake_append(path, kind="user_text", text="/new", state="idle")
+            return
+        fake_append(path, kind="user_text", text=text)
+
+    def interrupt(self, run: RunHandle) -> None:
+        with self.lock:
+            self.sent.append(("interrupt", None))
+        fake_append(self.locate_transcript(run), kind="lifecycle", text="Interrupted", state="idle")
+
+    def answer_dialog(self, run: RunHandle, dialog: Dialog, answers: Sequence[Answer]) -> None:
+        if len(answers) != len(dialog.all_questions):
+            raise DialogNotAnswerable("One answer per question.")
+        with self.lock:
+            self.sent.append(("answer", (dialog.tool_use_id, tuple(answers))))
+        path = self.locate_transcript(run)
+        Path(path + ".dialog").unlink(missing_ok=True)
+        fake_append(path, kind="tool_result", text=f"answered {dialog.tool_use_id}", state="working")
+
+    def auth_status(self) -> AuthStatus:
+        return AuthStatus(logged_in=self.logged_in, method="fake", account="fake@example.invalid" if self.logged_in else "")
+
+    def login_start(self) -> LoginStart:
+        self.pending_login = True
+        return LoginStart(url="https://fake.invalid/authorize?state=1")
+
+    def login_code(self, code: str) -> AuthStatus:
+        if not self.pending_login or code != "good-code":
+            raise InvalidCode("That code wasn't accepted.")
+        self.pending_login, self.logged_in = False, True
+        return self.auth_status()
+
+    def logout(self) -> AuthStatus:
+        self.logged_in = self.pending_login = False
+        return self.auth_status()
+
+
+def fake_raise_dialog(path: str | Path, dialog_json: Mapping[str, object]) -> None:
+    """Make the fake show a pending dialog (beside the transcript, as a live channel would)."""
+    Path(str(path) + ".dialog").write_text(json.dumps(dialog_json))
+    fake_append(path, kind="tool_use", text="asks", state="working")
+
+
+def _pending_dialog(path: str) -> Dialog | None:
+    try:
+        data = json.loads(Path(path + ".dialog").read_text())
+    except (FileNotFoundError, ValueError):
+        return None
+    return Dialog(
+        tool_use_id=data["tool_use_id"],
+        kind=DialogKind(data.get("kind", "question")),
+        prompt=data.get("prompt", ""),
+        options=tuple(Option(label=o) for o in data.get("options", ())),
+        multi=bool(data.get("multi", False)),
+    )
+
+
+class FakeLiveSignals:
+    """The LiveSignals capability of the fake: a blocked flag file beside the transcript."""
+
+    def setup(self, run: RunHandle) -> tuple[dict[str, object], list[str]]:
+        return {}, []
+
+    def pending_dialog(self, run: RunHandle) -> Dialog | None:
+        return _pending_dialog(run.transcript_path)
+
+    def blocked_state(self, run: RunHandle) -> RunState | None:
+        return RunState.NEEDS_INPUT if Path(run.transcript_path + ".blocked").exists() else None
+
+    def change_signature(self, run: RunHandle) -> Hashable:
+        p = Path(run.transcript_path + ".blocked")
+        return p.exists()
+
+    def sweep(self, run: RunHandle) -> None:
+        return None
+
+
+class FakeDeepLinker:
+    def deep_link(self, run: RunHandle) -> str:
+        return f"fake://session/{run.session_id}"
+
+
+class FakeConnectingReporter:
+    def connecting(self, run: RunHandle) -> bool:
+        return False
+
+
+class FullFakeProvider(FakeProvider, FakeLiveSignals, FakeDeepLinker, FakeConnectingReporter):
+    """Every optional capability."""
+
+
+class FakeWithoutLiveSignals(FakeProvider, FakeDeepLinker, FakeConnectingReporter):
+    id = "fake-no-live"
+
+
+class FakeWithoutDeepLinker(FakeProvider, FakeLiveSignals, FakeConnectingReporter):
+    id = "fake-no-deeplink"
+
+
+class FakeWithoutConnecting(FakeProvider, FakeLiveSignals, FakeDeepLinker):
+    id = "fake-no-connecting"

@@ -1,0 +1,73 @@
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from django import forms
+from django.conf import settings
+
+from providers.registry import all_providers, get_provider
+from runs import worktrees
+
+
+class NewRunForm(forms.Form):
+    provider = forms.ChoiceField()
+    repository = forms.CharField(max_length=4096, help_text="Path to a git repository on this machine.")
+    branch = forms.CharField(max_length=200, help_text="A new branch for the run's worktree, or an existing one.")
+    base_ref = forms.CharField(max_length=200, required=False, help_text="Start from this ref (default: HEAD).")
+    name = forms.CharField(max_length=48, required=False)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        providers = all_providers()
+        self.fields["provider"].choices = [(p.id, p.display_name()) for p in providers]
+        self.fields["provider"].initial = settings.LAB_DEFAULT_PROVIDER
+        # The providers' declared spawn options, rendered generically: prefixed by provider id.
+        for provider in providers:
+            for option in provider.spawn_options():
+                field: forms.Field
+                if option.choices:
+                    field = forms.ChoiceField(choices=option.choices, initial=option.default, required=False)
+                else:
+                    field = forms.CharField(initial=option.default, required=False, max_length=200)
+                field.label = option.label
+                field.help_text = option.help_text
+                field.widget.attrs["data-provider"] = provider.id
+                self.fields[f"opt:{provider.id}:{option.name}"] = field
+
+    def clean_repository(self) -> Path:
+        path = Path(self.cleaned_data["repository"]).expanduser()
+        if not path.is_absolute():
+            raise forms.ValidationError("Give an absolute path.")
+        if not path.is_dir():
+            raise forms.ValidationError("No such directory.")
+        if not worktrees.is_git_repository(path):
+            raise forms.ValidationError("Not a git repository.")
+        return path
+
+    def clean_branch(self) -> str:
+        try:
+            return worktrees.validate_branch(self.cleaned_data["branch"].strip())
+        except worktrees.InvalidName as exc:
+            raise forms.ValidationError(str(exc)) from None
+
+    def spawn_options(self) -> dict[str, str]:
+        provider_id = self.cleaned_data["provider"]
+        prefix = f"opt:{provider_id}:"
+        declared = {o.name: o.default for o in get_provider(provider_id).spawn_options()}
+        out = dict(declared)
+        for key, value in self.cleaned_data.items():
+            if key.startswith(prefix) and value not in (None, ""):
+                out[key.removeprefix(prefix)] = str(value)
+        return out
+
+    def provider_fields(self) -> list[tuple[str, list[forms.BoundField]]]:
+        groups: dict[str, list[forms.BoundField]] = {}
+        for name in self.fields:
+            if name.startswith("opt:"):
+                groups.setdefault(name.split(":")[1], []).append(self[name])
+        return list(groups.items())
+
+
+class ReplyForm(forms.Form):
+    text = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), strip=False, max_length=None)

@@ -1,0 +1,45 @@
+"""The HTML a run page's socket receives: htmx-ws OOB fragments, rendered without a request."""
+
+from __future__ import annotations
+
+from django.template.loader import render_to_string
+
+from providers.schema import Message
+from runs.models import Run
+from runs.rendering import message_html
+from runs.transcripts import PAGE, TAIL, transcript_since, transcript_tail
+
+# More missed messages than this and the page is re-rendered from its last page instead.
+MAX_REPLAY = TAIL
+
+
+def append_html(items: list[str]) -> str:
+    return f'<ol hx-swap-oob="beforeend:#transcript">{"".join(items)}</ol>'
+
+
+def cursor_html(epoch: str, seq: int) -> str:
+    return f'<div id="cursor" hx-swap-oob="true" data-epoch="{epoch}" data-seq="{seq}"></div>'
+
+
+def catch_up_html(run: Run, epoch: str, seq: int) -> tuple[str, str, int]:
+    """(fragment, epoch, last seq) bringing a page at (epoch, seq) up to date."""
+    tail = transcript_tail(run, limit=PAGE)
+    last = tail.next_seq - 1
+    if epoch == tail.epoch and seq >= last:
+        return "", tail.epoch, seq
+    if epoch == tail.epoch and last - seq <= MAX_REPLAY:
+        missed = transcript_since(run, after_seq=seq)
+        if missed:
+            last = missed[-1].seq
+        html = append_html([message_html(m, tail.epoch) for m in missed])
+        return html + cursor_html(tail.epoch, last), tail.epoch, last
+    return transcript_html(run, tail.epoch, tail.messages, tail.has_earlier) + cursor_html(
+        tail.epoch, last
+    ), tail.epoch, last
+
+
+def transcript_html(run: Run, epoch: str, messages: list[Message], has_earlier: bool) -> str:
+    return render_to_string(
+        "runs/detail.html#transcript",
+        {"run": run, "epoch": epoch, "messages": messages, "has_earlier": has_earlier, "oob": True},
+    )

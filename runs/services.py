@@ -1,0 +1,199 @@
+"""Writes on runs: start, reply, interrupt, answer, end. Keyword-only, one verb each.
+
+Every call reaches the agent only through the provider seam; the result of a reply or an
+answer comes back through the transcript (read-through), never echoed locally.
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+import threading
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from providers.base import LiveSignals
+from providers.errors import DialogNotAnswerable, SessionGone, StaleDialog
+from providers.registry import get_provider
+from providers.schema import Answer, Dialog, RunHandle, RunState
+from providers.tmux import Tmux
+from runs import worktrees
+from runs.models import Run
+
+RUN_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,47}$")
+
+
+class RunEnded(SessionGone):
+    pass
+
+
+def run_handle(run: Run) -> RunHandle:
+    return RunHandle(
+        run_id=run.pk,
+        worktree=run.worktree,
+        tmux_socket=run.tmux_socket,
+        tmux_session=run.tmux_session,
+        session_id=run.session_id,
+        transcript_path=run.transcript_path,
+        spool_dir=str(spool_dir(run)),
+    )
+
+
+def spool_dir(run: Run) -> Path:
+    return Path(settings.LAB_RUNS_DIR) / str(run.pk) / "spool"
+
+
+def worktrees_root() -> Path:
+    return Path(settings.DATA_DIR) / "worktrees"
+
+
+def run_start(
+    *,
+    provider_id: str,
+    repository: Path,
+    branch: str,
+    name: str = "",
+    base_ref: str | None = None,
+    options: Mapping[str, str] | None = None,
+    seed: bool = True,
+) -> Run:
+    """Make (or reuse) the branch's worktree, seed it, and start the agent's TUI in it."""
+    provider = get_provider(provider_id)
+    repository = Path(repository).resolve()
+    worktrees.validate_branch(branch)
+    name = name or branch.rsplit("/", 1)[-1]
+    if not RUN_NAME_RE.match(name):
+        raise worktrees.InvalidName("A run name is letters, digits, '.', '_' and '-', starting with a letter or digit.")
+    worktree = worktrees.worktree_find(repository, branch)
+    if worktree is None:
+        worktree = worktrees.worktree_create(
+            repository=repository,
+            branch=branch,
+            path=worktrees_root() / f"{name}-{secrets.token_hex(3)}",
+            base_ref=base_ref,
+        )
+    if seed:
+        from seeding.services import worktree_seed
+
+        worktree_seed(provider_id=provider_id, worktree=worktree)
+    run = Run.objects.create(
+        name=name,
+        provider_id=provider_id,
+        repository=str(repository),
+        worktree=str(worktree),
+        branch=branch,
+        tmux_socket=settings.LAB_TMUX_SOCKET,
+        tmux_session=f"lab-{secrets.token_hex(4)}",  # lab's own name: never a user-supplied target
+        spawn_options=dict(options or {}),
+    )
+    try:
+        result = provider.spawn(run_handle(run), run.spawn_options)
+    except Exception:
+        run.ended_at = timezone.now()
+        run.save(update_fields=["ended_at"])
+        raise
+    run.session_id = result.session_id
+    run.transcript_path = result.transcript_path
+    run.save(update_fields=["session_id", "transcript_path"])
+    return run
+
+
+def _require_live(run: Run) -> RunHandle:
+    if run.is_ended:
+        raise RunEnded("This run has ended.")
+    return run_handle(run)
+
+
+def run_reply(*, run: Run, text: str) -> None:
+    get_provider(run.provider_id).reply(_require_live(run), text)
+
+
+def run_interrupt(*, run: Run) -> None:
+    get_provider(run.provider_id).interrupt(_require_live(run))
+
+
+_locks: dict[int, threading.Lock] = {}
+_locks_guard = threading.Lock()
+
+
+def _run_lock(run_id: int) -> threading.Lock:
+    with _locks_guard:
+        return _locks.setdefault(run_id, threading.Lock())
+
+
+def pending_dialog(run: Run) -> Dialog | None:
+    """The dialog the agent waits on now: the live channel first, the transcript otherwise."""
+    from runs.transcripts import transcript_tail
+
+    provider = get_provider(run.provider_id)
+    handle = run_handle(run)
+    if isinstance(provider, LiveSignals):
+        dialog = provider.pending_dialog(handle)
+        if dialog is not None:
+            return dialog
+    return transcript_tail(run).dialog
+
+
+def dialog_answer(*, run: Run, tool_use_id: str, answers: Sequence[Answer]) -> None:
+    """Generic guards: one answer at a time per run, for the dialog pending *now* (re-read
+    under the lock), so a stale or second submit is refused and nothing is sent."""
+    handle = _require_live(run)
+    provider = get_provider(run.provider_id)
+    lock = _run_lock(run.pk)
+    if not lock.acquire(blocking=False):
+        raise StaleDialog("Another answer to this run is being sent.")
+    try:
+        if (run.pk, tool_use_id) in _answered:
+            raise StaleDialog("This dialog has already been answered.")
+        dialog = pending_dialog(run)
+        if dialog is None or dialog.tool_use_id != tool_use_id:
+            raise StaleDialog("This dialog is no longer waiting for an answer.")
+        if len(answers) != len(dialog.all_questions):
+            raise DialogNotAnswerable("Answer every question.")
+        provider.answer_dialog(handle, dialog, answers)
+        _answered.add((run.pk, tool_use_id))
+    finally:
+        lock.release()
+
+
+# Answers already sent, so a second submit for the same dialog is refused even before the
+# transcript records the first (bounded: one entry per answered dialog in this process).
+_answered: set[tuple[int, str]] = set()
+
+
+def run_alive(run: Run) -> bool:
+    return not run.is_ended and Tmux(run.tmux_socket).has_session(run.tmux_session)
+
+
+def run_mark_ended(*, run: Run) -> None:
+    with transaction.atomic():
+        updated = Run.objects.filter(pk=run.pk, ended_at__isnull=True).update(ended_at=timezone.now())
+    if updated:
+        run.refresh_from_db(fields=["ended_at"])
+
+
+def run_end(*, run: Run) -> None:
+    Tmux(run.tmux_socket).kill_session(run.tmux_session)
+    run_mark_ended(run=run)
+
+
+def run_state(run: Run, transcript_state: RunState, transcript_dialog: Dialog | None = None) -> RunState:
+    """The five-state vocabulary: ended beats everything, a live signal (question,
+    needs_input) beats the transcript's idle/working."""
+    if run.is_ended:
+        return RunState.ENDED
+    provider = get_provider(run.provider_id)
+    if isinstance(provider, LiveSignals):
+        handle = run_handle(run)
+        if provider.pending_dialog(handle) is not None:
+            return RunState.QUESTION
+        blocked = provider.blocked_state(handle)
+        if blocked is not None:
+            return blocked
+    if transcript_dialog is not None:
+        return RunState.QUESTION
+    return transcript_state

@@ -1,0 +1,22 @@
+from django import template
+from django.utils.safestring import SafeString, mark_safe
+
+from runs.rendering import markdown_html, strip_ansi
+
+register = template.Library()
+
+
+@register.filter
+def markdown(text: str) -> SafeString:
+    # Safe because nh3 sanitized it: no raw HTML from a transcript survives markdown_html.
+    return mark_safe(markdown_html(text))  # noqa: S308
+
+
+@register.filter
+def ansi_stripped(text: str) -> str:
+    return strip_ansi(text)
+
+
+@register.filter
+def firstline(text: str) -> str:
+    return text.strip().split("\n", 1)[0]

@@ -1,0 +1,163 @@
+"""Reads of a run's transcript through the provider, with an in-process index.
+
+lab stores no messages; this keeps only cursors. Every CHECKPOINT messages the index keeps the
+cursor that reached them, so a page anywhere in a 100,000-message transcript is read from the
+nearest checkpoint instead of from byte 0, and the newest messages are kept in a bounded tail.
+The first read of a file parses it once; after that only appended bytes are parsed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections import OrderedDict, deque
+from dataclasses import dataclass
+
+from providers.base import AgentProvider
+from providers.registry import get_provider
+from providers.schema import Cursor, Dialog, Message, RunState
+from runs.models import Run
+
+CHECKPOINT = 256
+TAIL = 200
+PAGE = 60
+MAX_INDEXES = 128
+
+
+def epoch_of(path: str) -> str:
+    """A short stable id for one transcript identity (a clear starts a new one)."""
+    return hashlib.blake2s(path.encode(), digest_size=5).hexdigest()
+
+
+@dataclass(frozen=True)
+class Tail:
+    path: str
+    epoch: str
+    messages: list[Message]
+    state: RunState
+    dialog: Dialog | None
+    next_seq: int
+
+    @property
+    def has_earlier(self) -> bool:
+        return bool(self.messages) and self.messages[0].seq > 0
+
+
+class TranscriptIndex:
+    def __init__(self, provider: AgentProvider, path: str) -> None:
+        self.provider = provider
+        self.path = path
+        self.lock = threading.Lock()
+        self.cursor = Cursor(path=path)
+        self.checkpoints: list[Cursor] = [self.cursor]
+        self.tail: deque[Message] = deque(maxlen=TAIL)
+        self.state = RunState.IDLE
+        self.dialog: Dialog | None = None
+        self.generation = 0  # bumped when the file was truncated or replaced under the reader
+
+    @property
+    def epoch(self) -> str:
+        base = epoch_of(self.path)
+        return f"{base}g{self.generation}" if self.generation else base
+
+    def advance(self) -> tuple[list[Message], bool]:
+        """Parse what was appended since the last call. Returns (new messages, reset)."""
+        with self.lock:
+            new: list[Message] = []
+            reset = False
+            while True:
+                before = self.cursor.offset
+                read = self.provider.read_transcript(self.path, self.cursor)
+                if read.reset:
+                    reset = True
+                    self.generation += 1
+                    new.clear()
+                    self.tail.clear()
+                    self.checkpoints = [Cursor(path=self.path)]
+                self._absorb(read.messages, read.cursor)
+                new.extend(read.messages)
+                self.cursor = read.cursor
+                self.state, self.dialog = read.state, read.dialog
+                if read.cursor.offset == before and not read.reset or read.cursor.offset == 0:
+                    break  # nothing more appended (a reader with a byte budget may need several calls)
+            return new, reset
+
+    def _absorb(self, messages: list[Message], end: Cursor) -> None:
+        self.tail.extend(messages)
+        last_checkpoint = self.checkpoints[-1].next_seq
+        if end.next_seq - last_checkpoint >= CHECKPOINT:
+            self.checkpoints.append(end)
+
+    def messages_between(self, start_seq: int, stop_seq: int) -> list[Message]:
+        """Messages with start_seq <= seq < stop_seq, read from the nearest checkpoint."""
+        with self.lock:
+            if self.tail and self.tail[0].seq <= start_seq:
+                return [m for m in self.tail if start_seq <= m.seq < stop_seq]
+            cursor = Cursor(path=self.path)
+            for cp in self.checkpoints:
+                if cp.next_seq <= start_seq:
+                    cursor = cp
+            end = self.cursor.offset
+        out: list[Message] = []
+        while cursor.offset < end:
+            read = self.provider.read_transcript(self.path, cursor)
+            if read.reset or read.cursor.offset == cursor.offset:
+                break
+            out.extend(m for m in read.messages if start_seq <= m.seq < stop_seq)
+            if read.messages and read.messages[-1].seq >= stop_seq:
+                break
+            cursor = read.cursor
+        return out
+
+
+_indexes: OrderedDict[str, TranscriptIndex] = OrderedDict()
+_indexes_guard = threading.Lock()
+
+
+def transcript_index(run: Run, path: str | None = None) -> TranscriptIndex:
+    provider = get_provider(run.provider_id)
+    path = path or current_path(run)
+    with _indexes_guard:
+        index = _indexes.get(path)
+        if index is None or index.provider is not provider:  # a settings override swaps providers
+            index = _indexes[path] = TranscriptIndex(provider, path)
+        _indexes.move_to_end(path)
+        while len(_indexes) > MAX_INDEXES:
+            _indexes.popitem(last=False)
+    return index
+
+
+def current_path(run: Run) -> str:
+    from runs.services import run_handle
+
+    if not run.transcript_path:
+        return ""
+    return get_provider(run.provider_id).locate_transcript(run_handle(run))
+
+
+def transcript_tail(run: Run, limit: int = PAGE) -> Tail:
+    path = current_path(run)
+    if not path:
+        return Tail(path="", epoch="", messages=[], state=RunState.IDLE, dialog=None, next_seq=0)
+    index = transcript_index(run, path)
+    index.advance()
+    messages = list(index.tail)[-limit:]
+    return Tail(
+        path=path,
+        epoch=index.epoch,
+        messages=messages,
+        state=index.state,
+        dialog=index.dialog,
+        next_seq=index.cursor.next_seq,
+    )
+
+
+def transcript_page(run: Run, *, before_seq: int, limit: int = PAGE) -> list[Message]:
+    index = transcript_index(run)
+    return index.messages_between(max(0, before_seq - limit), before_seq)
+
+
+def transcript_since(run: Run, *, after_seq: int) -> list[Message]:
+    index = transcript_index(run)
+    index.advance()
+    return index.messages_between(after_seq + 1, index.cursor.next_seq)

@@ -1,0 +1,211 @@
+"""One RunWatcher per live run per process: inotify on the transcript, push only what is new.
+
+The watcher wakes on file events (watchfiles' inotify backend, with its grouping tuned down
+from the 1600 ms default: DESIGN.md's latency budget), on the exit of the TUI's process (a
+pidfd, no polling), or when asked. Each wake parses only the appended bytes through the run's
+TranscriptIndex and notifies the run's group; each socket then pulls the messages it lacks. Watchers stop when the run has ended and nobody watches.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import watchfiles
+from asgiref.sync import sync_to_async
+from channels.layers import get_channel_layer
+from django.template.loader import render_to_string
+
+from providers.registry import get_provider
+from providers.schema import RunState
+from providers.tmux import Tmux
+from runs import services
+from runs.models import Run
+from runs.transcripts import transcript_index
+
+log = logging.getLogger(__name__)
+
+# watchfiles groups events for `step` ms after the last one, up to `debounce` ms.
+WATCH_STEP_MS = 3
+WATCH_DEBOUNCE_MS = 50
+# Only where a pidfd is unavailable: how often to ask tmux whether the session is still there.
+LIVENESS_FALLBACK_S = 5.0
+
+
+@dataclass
+class Snapshot:
+    epoch: str
+    state: str
+    panel_html: str
+    next_seq: int
+    ended: bool
+
+
+@dataclass
+class RunWatcher:
+    run_id: int
+    subscribers: int = 0
+    wake: asyncio.Event = field(default_factory=asyncio.Event)
+    task: asyncio.Task[None] | None = None
+    epoch: str = ""
+    next_seq: int = -1
+    state: str = ""
+    panel: str = ""
+    exited: bool = False
+
+    async def main(self) -> None:
+        layer = get_channel_layer()
+        watch_task: asyncio.Task[None] | None = None
+        watched: tuple[str, ...] = ()
+        pidfd = None
+        try:
+            while True:
+                run = await Run.objects.aget(pk=self.run_id)
+                snap = await sync_to_async(self.step, thread_sensitive=False)(run)
+                await self.publish(layer, run, snap)
+                if snap.ended and self.subscribers <= 0:
+                    return
+                paths = await sync_to_async(watch_paths, thread_sensitive=False)(run)
+                if paths != watched:
+                    if watch_task:
+                        watch_task.cancel()
+                    watched = paths
+                    watch_task = asyncio.create_task(self.watch(paths)) if paths else None
+                if pidfd is None and not snap.ended:
+                    pid = await sync_to_async(Tmux(run.tmux_socket).pane_pid, thread_sensitive=False)(
+                        run.tmux_session
+                    )
+                    pidfd = self.watch_exit(pid)
+                self.wake.clear()
+                timeout = None if pidfd is not None or snap.ended else LIVENESS_FALLBACK_S
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self.wake.wait(), timeout)
+        except Run.DoesNotExist:
+            return
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("watcher for run %s failed", self.run_id)
+            raise
+        finally:
+            if watch_task:
+                watch_task.cancel()
+            if pidfd is not None:
+                with contextlib.suppress(Exception):
+                    asyncio.get_running_loop().remove_reader(pidfd)
+                os.close(pidfd)
+            _watchers.pop(self.run_id, None)
+
+    async def watch(self, paths: tuple[str, ...]) -> None:
+        wanted = set(paths)
+
+        def relevant(_change: watchfiles.Change, path: str) -> bool:
+            return path in wanted or os.path.dirname(path) in wanted
+
+        async for _changes in watchfiles.awatch(
+            *paths,
+            watch_filter=relevant,
+            debounce=WATCH_DEBOUNCE_MS,
+            step=WATCH_STEP_MS,
+            recursive=False,
+            ignore_permission_denied=True,
+        ):
+            self.wake.set()
+
+    def watch_exit(self, pid: int | None) -> int | None:
+        """A pidfd on the TUI's process: readable the moment it exits (also when the whole
+        tmux server is killed, which takes its children with it)."""
+        if pid is None:
+            return None
+        try:
+            fd = os.pidfd_open(pid)
+        except OSError:
+            return None
+        loop = asyncio.get_running_loop()
+
+        def exited() -> None:
+            loop.remove_reader(fd)  # stays readable forever: one wake is enough
+            self.exited = True
+            self.wake.set()
+
+        loop.add_reader(fd, exited)
+        return fd
+
+    def step(self, run: Run) -> Snapshot:
+        """The synchronous part: liveness, the new messages, the state, rendered once."""
+        if not run.is_ended and (self.exited or not services.run_alive(run)):
+            services.run_mark_ended(run=run)
+        path = run.transcript_path and get_provider(run.provider_id).locate_transcript(services.run_handle(run))
+        if path and path != run.transcript_path:
+            # clear/epoch: the provider located a new transcript; adopt it (DESIGN.md).
+            Run.objects.filter(pk=run.pk).update(transcript_path=path)
+            run.transcript_path = path
+        epoch = ""
+        state = services.run_state(run, RunState.IDLE)
+        dialog = None
+        next_seq = 0
+        if path:
+            index = transcript_index(run, path)
+            index.advance()
+            epoch = index.epoch
+            state = services.run_state(run, index.state, index.dialog)
+            dialog = index.dialog if state == RunState.QUESTION else None
+            next_seq = index.cursor.next_seq
+        provider = get_provider(run.provider_id)
+        panel = render_to_string(
+            "runs/detail.html#panel",
+            {"run": run, "state": state, "dialog": dialog, "provider_name": provider.display_name(), "oob": True},
+        )
+        return Snapshot(epoch=epoch, state=str(state), panel_html=panel, next_seq=next_seq, ended=run.is_ended)
+
+    async def publish(self, layer: Any, run: Run, snap: Snapshot) -> None:
+        """Notify the run's sockets when anything they show changed; each pulls its own gap."""
+        if layer is None:
+            return
+        changed = (snap.epoch, snap.next_seq, snap.panel_html) != (self.epoch, self.next_seq, self.panel)
+        if changed:
+            await layer.group_send(run.group_name, {"type": "run.update", "panel": snap.panel_html})
+        if snap.state != self.state:
+            badge = render_to_string("runs/list.html#badge", {"run": run, "state": snap.state, "oob": True})
+            await layer.group_send("lab", {"type": "lab.html", "html": badge})
+        self.epoch, self.next_seq, self.panel, self.state = snap.epoch, snap.next_seq, snap.panel_html, snap.state
+
+
+def watch_paths(run: Run) -> tuple[str, ...]:
+    """The transcript's directory (a clear makes a new file there) and the spool dir, where
+    they exist yet; a missing one is watched through its nearest existing parent."""
+    out: list[str] = []
+    for p in (Path(run.transcript_path).parent if run.transcript_path else None, services.spool_dir(run)):
+        if p is None:
+            continue
+        while not p.exists() and p != p.parent:
+            p = p.parent
+        out.append(str(p))
+    return tuple(sorted(set(out)))
+
+
+_watchers: dict[int, RunWatcher] = {}
+_loop: asyncio.AbstractEventLoop | None = None
+
+
+def ensure_watcher(run_id: int) -> RunWatcher:
+    """Start the run's watcher in this process if it is not running (idempotent)."""
+    global _loop  # noqa: PLW0603 — the one loop daphne runs; poke() reaches it from threads
+    _loop = asyncio.get_running_loop()
+    watcher = _watchers.get(run_id)
+    if watcher is None or watcher.task is None or watcher.task.done():
+        watcher = _watchers[run_id] = RunWatcher(run_id)
+        watcher.task = asyncio.create_task(watcher.main(), name=f"run-watcher-{run_id}")
+    return watcher
+
+
+def poke(run_id: int) -> None:
+    """Ask a run's watcher to look now (after lab itself changed something)."""
+    watcher = _watchers.get(run_id)
+    if watcher is not None and _loop is not None:
+        _loop.call_soon_threadsafe(watcher.wake.set)
