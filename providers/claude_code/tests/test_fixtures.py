@@ -1,0 +1,147 @@
+"""The captured 2.1.328 fixtures (compat/fixtures/claude-code/2.1.328/<event>__<variant>.jsonl)
+read as their reviewed `<name>.expected.json` says, whole and line by line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+import pytest
+
+from providers.claude_code import transcript
+from providers.claude_code.dialogs import Intent, intent_for
+from providers.claude_code.tests.regen_expected import expected_path, fixture_paths, observed
+from providers.claude_code.transcript import read_transcript
+from providers.schema import Answer, Cursor, Dialog, DialogKind, MessageKind, RunState
+
+FIXTURES = fixture_paths()
+
+
+def _ids(paths: list[Path]) -> list[str]:
+    return [p.stem for p in paths]
+
+
+@pytest.mark.parametrize("fixture", FIXTURES, ids=_ids(FIXTURES))
+def test_it_reads_the_fixture_as_expected(fixture: Path) -> None:
+    expected = expected_path(fixture)
+    if not expected.exists():
+        pytest.fail(f"no {expected.name}: run regen_expected and review it")
+    assert observed(fixture) == orjson.loads(expected.read_bytes())
+
+
+@pytest.mark.parametrize("fixture", FIXTURES, ids=_ids(FIXTURES))
+def test_reading_line_by_line_equals_one_read(fixture: Path, tmp_path: Path) -> None:
+    whole = read_transcript(str(fixture), Cursor())
+    growing = tmp_path / fixture.name
+    growing.touch()
+    cursor, messages = Cursor(), []
+    with open(fixture, "rb") as src:
+        for raw in src:
+            with open(growing, "ab") as dst:
+                dst.write(raw)
+            result = read_transcript(str(growing), cursor)
+            cursor = result.cursor
+            messages += result.messages
+    assert messages == whole.messages
+    assert (result.state, result.dialog) == (whole.state, whole.dialog)
+
+
+@pytest.mark.parametrize("fixture", FIXTURES, ids=_ids(FIXTURES))
+def test_the_cheap_skip_only_skips_bookkeeping(fixture: Path) -> None:
+    # Anything skipped unparsed really is bookkeeping, and the big entries are skipped.
+    bookkeeping = {k.decode() for k in transcript._BOOKKEEPING}
+    for raw in fixture.read_bytes().splitlines():
+        entry = orjson.loads(raw)
+        skipped = transcript._cheap_type(raw) in transcript._BOOKKEEPING
+        if skipped:
+            assert entry["type"] in bookkeeping, raw[:120]
+        if entry.get("type") in bookkeeping and len(raw) > 4096:
+            assert skipped, raw[:120]
+
+
+def _fixture(name: str) -> Path:
+    path = next((p for p in FIXTURES if p.stem == name), None)
+    if path is None:
+        pytest.skip(f"fixture {name} not captured yet")
+    return path
+
+
+def _prefix_through_tool_use(fixture: Path, tool_name: str, tmp_path: Path) -> Path:
+    """The fixture up to and including the assistant entry that calls `tool_name`."""
+    out = tmp_path / fixture.name
+    kept: list[bytes] = []
+    for raw in fixture.read_bytes().splitlines(keepends=True):
+        kept.append(raw)
+        entry = orjson.loads(raw)
+        blocks = entry.get("message", {}).get("content") if entry.get("type") == "assistant" else None
+        if any(b.get("type") == "tool_use" and b.get("name") == tool_name for b in blocks or ()):
+            break
+    out.write_bytes(b"".join(kept))
+    return out
+
+
+def test_a_live_question_is_pending_until_answered(tmp_path: Path) -> None:
+    fixture = _fixture("askuserquestion__single_option")
+    asked = read_transcript(str(_prefix_through_tool_use(fixture, "AskUserQuestion", tmp_path)), Cursor())
+    dialog = asked.dialog
+    assert dialog is not None and dialog.questions is None
+    assert dialog.prompt == "Which color do you prefer?"
+    assert [o.label for o in dialog.options] == ["Red", "Green", "Blue"]
+    assert asked.state == RunState.WORKING
+    assert read_transcript(str(fixture), Cursor()).dialog is None
+
+
+@pytest.mark.parametrize(("label", "warns"), [("Green", False), ("Red", True)])
+def test_the_backstop_on_a_live_answer(label: str, warns: bool) -> None:
+    fixture = _fixture("askuserquestion__single_option")
+    whole = read_transcript(str(fixture), Cursor())
+    tool_use_id = next(m.native_id for m in whole.messages if m.tool_name == "AskUserQuestion")
+    intent = Intent(tool_use_id, DialogKind.QUESTION, answers=(("Which color do you prefer?", label),))
+    result = read_transcript(str(fixture), Cursor(), {tool_use_id: intent})
+    warnings = [m for m in result.messages if m.kind == MessageKind.LIFECYCLE and m.is_error]
+    assert bool(warnings) == warns
+
+
+PLAN_OUTCOMES = [
+    ("exitplanmode__approve", 0, ""),
+    ("exitplanmode__approve_manual", 1, ""),
+    ("exitplanmode__approve_with_feedback_btab", 0, ""),
+    ("exitplanmode__no_plan_file_approve", 0, ""),
+    ("exitplanmode__no_plan_file_no", 3, ""),
+    ("exitplanmode__reject", 3, ""),
+    ("exitplanmode__reject_feedback", 2, "Please add a step 4 for tests"),
+]
+
+
+@pytest.mark.parametrize(("name", "choice", "feedback"), PLAN_OUTCOMES)
+def test_the_plan_backstop_on_live_outcomes(name: str, choice: int, feedback: str) -> None:
+
+    fixture = _fixture(name)
+    whole = read_transcript(str(fixture), Cursor())
+    tool_use_id = next(m.native_id for m in whole.messages if m.tool_name == "ExitPlanMode")
+
+    def warnings_for(choice: int, text: str) -> list[str]:
+        plan = Dialog(tool_use_id, DialogKind.PLAN)
+        intent = intent_for(plan, [Answer(choices=(choice,), text=text)])
+        result = read_transcript(str(fixture), Cursor(), {tool_use_id: intent})
+        return [m.text for m in result.messages if m.kind == MessageKind.LIFECYCLE and m.is_error]
+
+    assert warnings_for(choice, feedback) == []
+    contrary = (3, "") if choice < 2 else (0, "")
+    assert warnings_for(*contrary)
+
+
+@pytest.mark.parametrize("name", ["command__project_cmd", "command__skill"])
+def test_a_project_command_is_idle_until_its_expansion(name: str, tmp_path: Path) -> None:
+    # compat §6: the echo alone keeps the run idle; the isMeta turnCompanion expansion starts it.
+    fixture = _fixture(name)
+    growing = tmp_path / fixture.name
+    states: list[tuple[str, RunState]] = []
+    for raw in fixture.read_bytes().splitlines(keepends=True):
+        with open(growing, "ab") as f:
+            f.write(raw)
+        entry = orjson.loads(raw)
+        if entry.get("type") == "user":
+            step = "expansion" if entry.get("turnCompanion") else "echo"
+            states.append((step, read_transcript(str(growing), Cursor()).state))
+    assert states == [("echo", RunState.IDLE), ("expansion", RunState.WORKING)]

@@ -1,0 +1,718 @@
+"""Claude Code 2.1.328 transcript JSONL → lab's universal Messages, state and pending dialog.
+
+No Django. Read-through: every call reads only the bytes appended since the cursor
+(providers.jsonl) and carries what later lines need in `ClaudeState`, so reading a file in any
+number of increments yields exactly the messages of one whole read.
+
+State rules (idle/working only; compat §1 "Turn end"):
+  WORKING  a human prompt (typed, pasted or queued); a project command/skill expansion (the
+           isMeta entry with turnCompanion, compat §6); an assistant block whose stop_reason is
+           tool_use or null (streaming, aborted); a tool_result (the agent continues).
+  IDLE     system/turn_duration; an assistant block with any other stop_reason (end_turn …);
+           an interruption line ("[Request interrupted by user…]", which is also how a decline
+           or rejection ends a turn: there is no turn_duration then); an empty transcript.
+  Command echoes and their stdout never move the state: a fresh transcript holding only the
+  /clear echo is IDLE, and a local command typed while idle keeps it idle.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import deque
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from providers.claude_code.dialogs import (
+    ASK_TOOL,
+    PLAN_OPTIONS,
+    PLAN_TOOL,
+    Intent,
+    PlanDecision,
+)
+from providers.jsonl import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINE_BYTES, LinesRead, read_lines
+from providers.schema import (
+    Cursor,
+    Dialog,
+    DialogKind,
+    Message,
+    MessageKind,
+    Option,
+    Question,
+    RunState,
+    TranscriptRead,
+)
+
+# compat §1: entry types that carry no conversation. Skipped from their top-level "type" (or,
+# for attachments, their top-level "attachment" key) without a JSON parse: they are most of the
+# file's bytes (api-request-shape ≈ 30 KB, prompt_snapshot ≈ 50 KB per turn).
+_BOOKKEEPING = frozenset(
+    {
+        b"api-request-shape",
+        b"api-request-blob",
+        b"api-request",
+        b"file-history-snapshot",
+        b"file-history-delta",
+        b"cost-state",
+        b"mode",
+        b"permission-mode",
+        b"atis-latch",
+        b"tools-used",
+        b"last-prompt",
+        b"attachment",
+        b"summary",
+    }
+)
+_HEAD_BYTES = 1024  # the top-level keys before the first nested value sit well inside this
+
+RECENT_KEYS = 256  # dedupe window: a re-written block lands right after its first copy
+RECENT_TOOLS = 64  # tool_use_id → name, to name the result that follows
+MAX_PENDING = 16
+MAX_QUEUED = 32
+RESULT_MAX_CHARS = 4000
+INPUT_MAX_CHARS = 200
+
+INTERRUPTED_PREFIX = "[Request interrupted by user"  # compat §1, §11
+USER_REJECTED = "User rejected tool use"  # compat §2, §5: toolUseResult of a decline
+
+_ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])")
+_COMMAND_NAME = re.compile(r"<command-name>(.*?)</command-name>", re.S)
+_COMMAND_ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.S)
+_STDOUT = re.compile(r"<local-command-stdout>(.*?)(?:</local-command-stdout>|\Z)", re.S)
+_STDERR = re.compile(r"<local-command-stderr>(.*?)(?:</local-command-stderr>|\Z)", re.S)
+_OUTPUTS = (
+    ("<local-command-stdout>", _STDOUT, False),
+    ("<local-command-stderr>", _STDERR, True),
+)
+# compat §1: a bracketed multi-line paste is stored inside this wrapper.
+_PASTED = re.compile(r'<pasted_content id="([^"]*)">\n?(.*?)\n?</pasted_content id="\1">', re.S)
+
+
+@dataclass(frozen=True, slots=True)
+class PendingTool:
+    tool_use_id: str
+    tool_name: str
+    dialog: Dialog
+
+
+@dataclass(frozen=True, slots=True)
+class ClaudeState:
+    """Cursor.provider_state: what the next read needs from the lines already read."""
+
+    state: RunState = RunState.IDLE
+    pending: tuple[PendingTool, ...] = ()  # dialog tool_uses without a tool_result yet
+    recent: tuple[str, ...] = ()  # dedupe keys of the last RECENT_KEYS entries/blocks
+    tool_names: tuple[tuple[str, str], ...] = ()  # the last RECENT_TOOLS tool_use ids
+    queued: tuple[str, ...] = ()  # prompts enqueued while working, not yet dequeued
+    corrupt: int = 0  # unreadable lines skipped, over the whole epoch
+    oversized: int = 0
+    skip_from: int | None = None  # providers.jsonl: inside an oversized line
+
+
+@dataclass(slots=True)
+class _Reader:
+    """The mutable working copy of ClaudeState for one read_transcript call."""
+
+    intents: Mapping[str, Intent] | None
+    seq: int
+    state: RunState
+    pending: dict[str, PendingTool]
+    recent: deque[str]
+    recent_set: set[str]
+    tool_names: deque[tuple[str, str]]
+    queued: deque[str]
+    corrupt: int
+    oversized: int
+    messages: list[Message] = field(default_factory=list)
+    stats: dict[str, int] = field(default_factory=dict)
+    lines: int = 0
+    bookkeeping: int = 0
+
+    @classmethod
+    def start(cls, st: ClaudeState, seq: int, intents: Mapping[str, Intent] | None) -> _Reader:
+        return cls(
+            intents=intents,
+            seq=seq,
+            state=st.state,
+            pending={p.tool_use_id: p for p in st.pending},
+            recent=deque(st.recent, maxlen=RECENT_KEYS),
+            recent_set=set(st.recent),
+            tool_names=deque(st.tool_names, maxlen=RECENT_TOOLS),
+            queued=deque(st.queued, maxlen=MAX_QUEUED),
+            corrupt=st.corrupt,
+            oversized=st.oversized,
+        )
+
+    def freeze(self, skip_from: int | None) -> ClaudeState:
+        return ClaudeState(
+            state=self.state,
+            pending=tuple(self.pending.values()),
+            recent=tuple(self.recent),
+            tool_names=tuple(self.tool_names),
+            queued=tuple(self.queued),
+            corrupt=self.corrupt,
+            oversized=self.oversized,
+            skip_from=skip_from,
+        )
+
+    def dialog(self) -> Dialog | None:
+        if not self.pending:
+            return None
+        return next(reversed(self.pending.values())).dialog
+
+    # -- emitting -------------------------------------------------------------------------
+
+    def emit(self, kind: MessageKind, text: str, **fields: Any) -> None:
+        self.messages.append(Message(seq=self.seq, kind=kind, text=text, **fields))
+        self.seq += 1
+
+    def count(self, stat: str) -> None:
+        self.stats[stat] = self.stats.get(stat, 0) + 1
+
+    def seen(self, key: str) -> bool:
+        """True if `key` was already read; else remember it (bounded window)."""
+        if key in self.recent_set:
+            return True
+        if len(self.recent) == RECENT_KEYS:
+            self.recent_set.discard(self.recent[0])
+        self.recent.append(key)
+        self.recent_set.add(key)
+        return False
+
+    def settle(self, state: RunState) -> None:
+        self.state = state
+        if state == RunState.IDLE:
+            # A turn that ended leaves no picker open (a decline writes its tool_result first).
+            self.pending.clear()
+
+    # -- lines ----------------------------------------------------------------------------
+
+    def feed(self, read: LinesRead) -> None:
+        self.lines += len(read.lines) + len(read.skipped)
+        if not read.skipped:
+            for start, raw in read.lines:
+                self.line(start, raw)
+            return
+        # Rare: interleave the oversized-line warnings at their place in the file.
+        events: list[tuple[int, bytes | None, int]] = [(s, r, 0) for s, r in read.lines]
+        events += [(s, None, n) for s, n in read.skipped]
+        events.sort(key=lambda ev: ev[0])
+        for at, line, size in events:
+            if line is None:
+                self.oversized += 1
+                self.count("oversized")
+                self.warn(f"skipped an oversized transcript line ({size} bytes)", at)
+            else:
+                self.line(at, line)
+
+    def warn(self, text: str, start: int) -> None:
+        self.emit(MessageKind.LIFECYCLE, text, native_id=f"line@{start}", is_error=True)
+
+    def line(self, start: int, raw: bytes) -> None:
+        if not raw or raw.isspace():
+            return
+        if _cheap_type(raw) in _BOOKKEEPING:
+            self.bookkeeping += 1
+            return
+        try:
+            entry = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            entry = None
+        if not isinstance(entry, dict):
+            self.unreadable(start, len(raw))
+            return
+        try:
+            self.entry(entry)
+        except (TypeError, AttributeError, ValueError, KeyError):
+            # A shape 2.1.328 never writes: keep reading rather than stall the run.
+            self.unreadable(start, len(raw))
+
+    def unreadable(self, start: int, size: int) -> None:
+        self.corrupt += 1
+        self.count("corrupt")
+        self.warn(f"skipped an unreadable transcript line ({size} bytes)", start)
+
+    def entry(self, e: dict[str, Any]) -> None:
+        kind = e.get("type")
+        if e.get("isSidechain") is True:
+            return  # a subagent's own conversation, not the run's
+        if kind == "user":
+            self.user(e)
+        elif kind == "assistant":
+            self.assistant(e)
+        elif kind == "system":
+            self.system(e)
+        elif kind == "queue-operation":
+            self.queue_operation(e)
+
+    # -- user -----------------------------------------------------------------------------
+
+    def user(self, e: dict[str, Any]) -> None:
+        uuid = _str(e.get("uuid"))
+        if uuid and self.seen(f"u:{uuid}"):
+            return
+        if e.get("isMeta") is True:
+            # compat §6: a project command or skill expands into an isMeta prompt marked
+            # turnCompanion; the model is called, so the turn starts here. Other isMeta
+            # entries (the caveat, /context's markdown) are not human text.
+            if e.get("turnCompanion") is True:
+                self.settle(RunState.WORKING)
+            return
+        if e.get("isCompactSummary") is True:
+            return
+        message = e.get("message")
+        content = message.get("content") if isinstance(message, dict) else None
+        stamp = _str(e.get("timestamp"))
+        if isinstance(content, str):
+            self.user_text(content, stamp, uuid)
+            return
+        if not isinstance(content, list):
+            return
+        for block in content:
+            if not isinstance(block, dict):
+                continue
+            block_type = block.get("type")
+            if block_type == "tool_result":
+                self.tool_result(block, e, stamp)
+            elif block_type == "text":
+                self.user_text(_str(block.get("text")), stamp, uuid)
+            elif block_type == "image":
+                self.emit(MessageKind.USER_TEXT, "[image]", timestamp=stamp, native_id=uuid)
+
+    def user_text(self, text: str, stamp: str, uuid: str) -> None:
+        if text.startswith(INTERRUPTED_PREFIX):
+            self.emit(MessageKind.LIFECYCLE, text.strip("[]"), timestamp=stamp, native_id=uuid)
+            self.settle(RunState.IDLE)
+            return
+        if "<" in text and self.local_command(text, stamp, uuid):
+            return
+        text = _unwrap_paste(text).strip("\n")
+        if not text.strip():
+            return
+        self.emit(MessageKind.USER_TEXT, text, timestamp=stamp, native_id=uuid)
+        self.pending.clear()  # no picker is open while the composer takes a prompt
+        self.settle(RunState.WORKING)
+
+    def local_command(self, text: str, stamp: str, uuid: str) -> bool:
+        """A command echo, its output or its caveat (compat §6). True if `text` was one."""
+        lead = text.lstrip()
+        if lead.startswith("<local-command-caveat>"):
+            return True
+        if lead.startswith("<command-") and "<command-name>" in text:
+            name_match = _COMMAND_NAME.search(text)
+            args_match = _COMMAND_ARGS.search(text)
+            name = name_match.group(1).strip() if name_match else ""
+            if name and not name.startswith("/"):
+                name = "/" + name
+            args = args_match.group(1).strip() if args_match else ""
+            line = f"{name} {args}".strip()
+            if line:
+                self.emit(MessageKind.USER_TEXT, line, timestamp=stamp, native_id=uuid)
+            return True
+        for tag, pattern, is_error in _OUTPUTS:
+            if lead.startswith(tag):
+                found = pattern.search(text)
+                output = _ANSI.sub("", found.group(1)).strip() if found else ""
+                if output:
+                    self.emit(
+                        MessageKind.LIFECYCLE,
+                        output,
+                        timestamp=stamp,
+                        native_id=uuid,
+                        is_error=is_error,
+                    )
+                return True
+        return False
+
+    def tool_result(self, block: dict[str, Any], e: dict[str, Any], stamp: str) -> None:
+        tool_use_id = _str(block.get("tool_use_id"))
+        is_error = block.get("is_error") is True
+        self.emit(
+            MessageKind.TOOL_RESULT,
+            _truncate(_result_text(block.get("content")), RESULT_MAX_CHARS),
+            tool_name=self.tool_name(tool_use_id),
+            timestamp=stamp,
+            native_id=tool_use_id,
+            is_error=is_error,
+        )
+        self.settle(RunState.WORKING)
+        pending = self.pending.pop(tool_use_id, None)
+        intent = self.intents.get(tool_use_id) if self.intents and tool_use_id else None
+        if pending is not None and intent is not None:
+            problem = _backstop(intent, pending, e, is_error)
+            if problem:
+                self.emit(
+                    MessageKind.LIFECYCLE,
+                    problem,
+                    timestamp=stamp,
+                    native_id=f"{tool_use_id}:backstop",
+                    is_error=True,
+                )
+
+    def tool_name(self, tool_use_id: str) -> str:
+        for known_id, name in reversed(self.tool_names):
+            if known_id == tool_use_id:
+                return name
+        return ""
+
+    # -- assistant ------------------------------------------------------------------------
+
+    def assistant(self, e: dict[str, Any]) -> None:
+        message = e.get("message")
+        if not isinstance(message, dict):
+            return
+        content = message.get("content")
+        stop = message.get("stop_reason")
+        message_id = _str(message.get("id")) or _str(e.get("uuid"))
+        # compat §1: one entry per content block, numbered by apiBlockIndex.
+        first = e.get("apiBlockIndex")
+        first = first if isinstance(first, int) and not isinstance(first, bool) else 0
+        stamp = _str(e.get("timestamp"))
+        is_error = e.get("isApiErrorMessage") is True
+        for position, block in enumerate(content if isinstance(content, list) else ()):
+            if not isinstance(block, dict):
+                continue
+            if message_id and self.seen(f"a:{message_id}:{first + position}"):
+                continue
+            block_type = block.get("type")
+            if block_type == "text":
+                text = _str(block.get("text"))
+                if text.strip():
+                    # An isAbortedMidStream entry still shows what had streamed (compat §1).
+                    self.emit(
+                        MessageKind.ASSISTANT_TEXT,
+                        text,
+                        timestamp=stamp,
+                        native_id=_str(e.get("uuid")),
+                        is_error=is_error,
+                    )
+            elif block_type == "tool_use":
+                self.tool_use(block, stamp)
+        self.settle(RunState.WORKING if stop in ("tool_use", None) else RunState.IDLE)
+
+    def tool_use(self, block: dict[str, Any], stamp: str) -> None:
+        tool_use_id = _str(block.get("id"))
+        name = _str(block.get("name"))
+        tool_input = block.get("input")
+        tool_input = tool_input if isinstance(tool_input, dict) else {}
+        self.emit(
+            MessageKind.TOOL_USE,
+            "",
+            tool_name=name,
+            tool_input=summarize_input(name, tool_input),
+            timestamp=stamp,
+            native_id=tool_use_id,
+        )
+        if not tool_use_id:
+            return
+        self.tool_names.append((tool_use_id, name))
+        dialog = dialog_for(tool_use_id, name, tool_input)
+        if dialog is not None:
+            if len(self.pending) >= MAX_PENDING:
+                self.pending.pop(next(iter(self.pending)))
+            self.pending[tool_use_id] = PendingTool(tool_use_id, name, dialog)
+
+    # -- system and queue -----------------------------------------------------------------
+
+    def system(self, e: dict[str, Any]) -> None:
+        uuid = _str(e.get("uuid"))
+        if uuid and self.seen(f"u:{uuid}"):
+            return
+        subtype = e.get("subtype")
+        content = e.get("content")
+        stamp = _str(e.get("timestamp"))
+        if subtype == "turn_duration":
+            self.settle(RunState.IDLE)
+        elif subtype == "local_command":
+            # compat §6: /context writes its echo and its stdout as system entries.
+            if isinstance(content, str) and "<" in content:
+                self.local_command(content, stamp, uuid)
+        elif subtype == "informational" and isinstance(content, str):
+            text = _ANSI.sub("", content).strip()
+            if text:
+                level = e.get("level")
+                self.emit(
+                    MessageKind.LIFECYCLE,
+                    text,
+                    timestamp=stamp,
+                    native_id=uuid,
+                    is_error=level in ("warning", "error"),
+                )
+        # stop_hook_summary and subtypes 2.1.328 was not seen writing carry no message.
+
+    def queue_operation(self, e: dict[str, Any]) -> None:
+        # compat §1: a prompt sent while working is enqueued, later dequeued and then written
+        # as a user entry (which is the message); the queue itself only tells delivery.
+        operation = e.get("operation")
+        if operation == "enqueue":
+            self.queued.append(_unwrap_paste(_str(e.get("content"))).strip("\n"))
+            self.count("queue_enqueue")
+        elif operation == "dequeue":
+            if self.queued:
+                self.queued.popleft()
+            self.count("queue_dequeue")
+
+
+def read_transcript(
+    path: str,
+    cursor: Cursor,
+    intents: Mapping[str, Intent] | None = None,
+    *,
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+) -> TranscriptRead:
+    """Messages appended to `path` since `cursor`, and the state and dialog after them.
+
+    `intents` (tool_use_id → Intent) arms the answer backstop. Raises TranscriptUnreadable for
+    a symlink or non-regular file; a corrupt or oversized line never raises.
+    """
+    fresh = bool(cursor.path) and cursor.path != path
+    carried = cursor.provider_state
+    st = carried if isinstance(carried, ClaudeState) and not fresh else ClaudeState()
+    offset, inode, seq = (0, 0, 0) if fresh else (cursor.offset, cursor.inode, cursor.next_seq)
+    reader = _Reader.start(st, seq, intents)
+    reset = fresh
+    skip_from = st.skip_from
+    start_offset = offset
+    while True:  # the byte budget bounds each pass; a 100 MB file takes several
+        read = read_lines(path, offset, inode, max_line_bytes, skip_from=skip_from, max_bytes=max_bytes)
+        if read.reset:
+            reset = True
+            reader = _Reader.start(ClaudeState(), 0, intents)
+            start_offset = 0
+        reader.feed(read)
+        offset, inode, skip_from = read.offset, read.inode, read.skip_from
+        if not read.more:
+            break
+    reader.stats["lines"] = reader.lines
+    reader.stats["bookkeeping"] = reader.bookkeeping
+    reader.stats["bytes"] = offset - start_offset
+    reader.stats["queued"] = len(reader.queued)
+    return TranscriptRead(
+        messages=reader.messages,
+        cursor=Cursor(
+            path=path,
+            offset=offset,
+            inode=inode,
+            next_seq=reader.seq,
+            provider_state=reader.freeze(skip_from),
+        ),
+        state=reader.state,
+        dialog=reader.dialog(),
+        reset=reset,
+        stats=reader.stats,
+    )
+
+
+# -- cheap skip -----------------------------------------------------------------------------
+
+
+def _cheap_type(raw: bytes) -> bytes | None:
+    """The entry's top-level "type" from its first bytes, or b"attachment"; None if unsure.
+
+    Only keys before the first nested `{`/`[` are looked at: in valid JSON a `"type":` found
+    there is a top-level key (an escaped quote inside a string cannot match). A line that does
+    not end in `}` is left to the parser, so a truncated line is reported, not skipped.
+    Works on offsets, not slices: bookkeeping lines run to 50 KB.
+    """
+    if raw[-1:] != b"}" and not raw.rstrip().endswith(b"}"):
+        return None
+    limit = min(len(raw), _HEAD_BYTES)
+    nest = raw.find(b"{", 1, limit)
+    if nest < 0:
+        nest = limit
+    bracket = raw.find(b"[", 1, nest)
+    if bracket >= 0:
+        nest = bracket
+    at = raw.find(b'"type":', 0, nest)
+    if at > 0:
+        if raw[at - 1] == 0x5C:  # a backslash: the quote is escaped, this is string content
+            return None
+        value = raw[at + 7 : at + 7 + 64].lstrip()
+        if value[:1] != b'"':
+            return None
+        close = value.find(b'"', 1)
+        if close < 0 or b"\\" in value[1:close]:
+            return None
+        return value[1:close]
+    at = raw.find(b'"attachment":', 0, nest)
+    if at >= 0 and nest < limit and raw[nest] == 0x7B and not raw[at + 13 : nest].strip():
+        return b"attachment"  # compat §1: attachment entries lead with this key
+    return None
+
+
+# -- shapes -----------------------------------------------------------------------------------
+
+
+def _str(value: object) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _unwrap_paste(text: str) -> str:
+    if "<pasted_content" not in text:
+        return text
+    return _PASTED.sub(lambda m: m.group(2), text)
+
+
+def _truncate(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… ({len(text) - limit} more characters)"
+
+
+def _one_line(text: str, limit: int = INPUT_MAX_CHARS) -> str:
+    return _truncate(" ".join(text.split()), limit)
+
+
+def _result_text(content: object) -> str:
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return ""
+    parts: list[str] = []
+    for block in content:
+        if not isinstance(block, dict):
+            continue
+        block_type = block.get("type")
+        if block_type == "text":
+            parts.append(_str(block.get("text")))
+        elif block_type == "image":
+            parts.append("[image]")
+        elif block_type == "tool_reference":
+            # compat §5: ToolSearch answers with the loaded tool's name.
+            parts.append(f"[loaded {_str(block.get('tool_name'))}]")
+    return "\n".join(p for p in parts if p)
+
+
+_PATH_TOOLS = frozenset({"Read", "Edit", "Write", "MultiEdit", "NotebookEdit"})
+
+
+def summarize_input(name: str, tool_input: Mapping[str, Any]) -> str:
+    """A compact one-line summary of a tool's input, for the transcript row."""
+    if not tool_input:
+        return ""  # e.g. ExitPlanMode without a plan file records `{}`
+    if name == "Bash" and isinstance(tool_input.get("command"), str):
+        return _one_line(tool_input["command"])
+    if name in _PATH_TOOLS:
+        for key in ("file_path", "notebook_path", "path"):
+            if isinstance(tool_input.get(key), str):
+                return _one_line(tool_input[key])
+    if name == ASK_TOOL:
+        questions = tool_input.get("questions")
+        if isinstance(questions, list):
+            texts = [_str(q.get("question")) for q in questions if isinstance(q, dict)]
+            return _one_line(" · ".join(t for t in texts if t))
+    if name == PLAN_TOOL and isinstance(tool_input.get("planFilePath"), str):
+        return _one_line(tool_input["planFilePath"])
+    for key in ("pattern", "url", "query", "description", "skill"):
+        if isinstance(tool_input.get(key), str):
+            return _one_line(tool_input[key])
+    try:
+        compact = orjson.dumps(tool_input).decode()
+    except TypeError:
+        compact = str(tool_input)
+    return _one_line(compact)
+
+
+def dialog_for(tool_use_id: str, name: str, tool_input: Mapping[str, Any]) -> Dialog | None:
+    """The pending dialog a dialog tool_use opens, or None for other tools and bad inputs."""
+    if name == PLAN_TOOL:
+        # compat §5: the CLI injects the plan's Markdown into the recorded input.
+        return Dialog(
+            tool_use_id=tool_use_id,
+            kind=DialogKind.PLAN,
+            options=PLAN_OPTIONS,
+            free_text=False,  # feedback rides on "Reject with feedback", not an Other row
+            body=_str(tool_input.get("plan")),
+        )
+    if name != ASK_TOOL:
+        return None
+    raw_questions = tool_input.get("questions")
+    if not isinstance(raw_questions, list):
+        return None
+    questions = tuple(_question(q) for q in raw_questions if isinstance(q, dict))
+    if not questions:
+        return None
+    if len(questions) == 1:
+        only = questions[0]
+        return Dialog(
+            tool_use_id=tool_use_id,
+            kind=DialogKind.QUESTION,
+            prompt=only.prompt,
+            options=only.options,
+            multi=only.multi,
+            header=only.header,
+            free_text=only.free_text,
+        )
+    return Dialog(tool_use_id=tool_use_id, kind=DialogKind.QUESTION, questions=questions)
+
+
+def _question(raw: Mapping[str, Any]) -> Question:
+    options = raw.get("options")
+    return Question(
+        prompt=_str(raw.get("question")),
+        options=tuple(
+            Option(label=_str(o.get("label")), description=_str(o.get("description")))
+            for o in (options if isinstance(options, list) else ())
+            if isinstance(o, dict)
+        ),
+        multi=raw.get("multiSelect") is True,
+        header=_str(raw.get("header")),
+        free_text=True,  # compat §2: the picker always adds "Type something."
+    )
+
+
+# -- backstop ---------------------------------------------------------------------------------
+
+
+def _backstop(intent: Intent, pending: PendingTool, e: dict[str, Any], is_error: bool) -> str:
+    """What differs between the answer lab sent and what the CLI recorded; "" if nothing."""
+    recorded = e.get("toolUseResult")
+    declined = isinstance(recorded, str) and recorded.strip() == USER_REJECTED
+    if pending.dialog.kind == DialogKind.PLAN or intent.kind == DialogKind.PLAN:
+        return _plan_backstop(intent, recorded, e, is_error, declined)
+    if declined:
+        return "Claude Code recorded a decline although lab answered the question."
+    if is_error or not isinstance(recorded, dict):
+        return "Claude Code recorded no answers although lab answered the question."
+    answers = recorded.get("answers")
+    answers = answers if isinstance(answers, dict) else {}
+    problems: list[str] = []
+    for question, expected in intent.answers:
+        got = answers.get(question)
+        if not isinstance(got, str):
+            problems.append(f"“{question}”: no answer recorded")
+        elif isinstance(expected, frozenset):
+            # compat §4: labels are recorded in toggle order, joined by ", ".
+            got_set = frozenset(s.strip() for s in got.split(", ") if s.strip())
+            if got_set != expected:
+                problems.append(f"“{question}”: lab sent {_labels(expected)}, recorded “{got}”")
+        elif got.strip() != expected:
+            problems.append(f"“{question}”: lab sent “{expected}”, recorded “{got}”")
+    if not problems:
+        return ""
+    return "Claude Code recorded a different answer than lab sent: " + "; ".join(problems)
+
+
+def _plan_backstop(
+    intent: Intent, recorded: object, e: dict[str, Any], is_error: bool, declined: bool
+) -> str:
+    approved = isinstance(recorded, dict) and not is_error  # compat §5: {plan, filePath, …}
+    if intent.plan_decision == PlanDecision.APPROVE:
+        return "" if approved else "lab approved the plan but Claude Code recorded a rejection."
+    if approved:
+        return "lab rejected the plan but Claude Code recorded an approval."
+    if not intent.feedback:
+        return ""
+    if declined:
+        return "lab sent feedback on the plan but Claude Code recorded a rejection without it."
+    feedback = _str(e.get("userFeedback")).strip()
+    if feedback != intent.feedback:
+        return f"Claude Code recorded plan feedback “{feedback}”, lab sent “{intent.feedback}”."
+    return ""
+
+
+def _labels(labels: frozenset[str]) -> str:
+    return "“" + ", ".join(sorted(labels)) + "”"
