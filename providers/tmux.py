@@ -86,6 +86,12 @@ class Tmux:
         text = proc.stdout.decode().strip()
         return int(text) if proc.returncode == 0 and text.isdigit() else None
 
+    def pane_format(self, name: str, fmt: str) -> str | None:
+        """A tmux format of the pane (terminal mode flags and the like), None when it is gone.
+        tmux's own state about the pane, not the screen's content."""
+        proc = self._run("display-message", "-p", "-t", self._pane(name), fmt, check=False)
+        return proc.stdout.decode().strip() if proc.returncode == 0 else None
+
     def list_sessions(self) -> list[str]:
         proc = self._run("list-sessions", "-F", "#{session_name}", check=False)
         return proc.stdout.decode().split() if proc.returncode == 0 else []

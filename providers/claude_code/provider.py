@@ -52,6 +52,7 @@ ENTER_DELAY_BASE_S = 0.15
 ENTER_DELAY_PER_KB_S = 0.25
 ENTER_DELAY_MAX_S = 1.5
 DELIVERY_TIMEOUT_S = 20.0
+RETRY_ENTER_AFTER_S = 3.0
 READY_TIMEOUT_S = 30.0
 
 
@@ -214,39 +215,51 @@ class ClaudeCodeProvider(AgentProvider):
         tmux = Tmux(run.tmux_socket)
         if not tmux.has_session(run.tmux_session):
             raise SessionGone("The agent's terminal session is gone.")
-        self._wait_ready(run)
+        self._wait_ready(run, tmux)
         path = self.locate_transcript(run)
         start = _size(path)
         tmux.paste(run.tmux_session, text)
         time.sleep(enter_delay(text))
         tmux.send_keys(run.tmux_session, "Enter")
-        if not self._wait_recorded(path, start, text):
+        if not self._wait_recorded(run, path, start, text, timeout=RETRY_ENTER_AFTER_S):
+            # An Enter that raced the paste is retried once: on a composer holding the text it
+            # submits it, on an empty one it does nothing (compat §6).
+            tmux.send_keys(run.tmux_session, "Enter")
+        if not self._wait_recorded(run, path, start, text, timeout=DELIVERY_TIMEOUT_S):
             raise ReplyNotDelivered(
                 "The agent did not record the message in time. It was not lost: it is still in "
                 "the composer; check the terminal with the attach command."
             )
 
-    def _wait_ready(self, run: RunHandle) -> None:
-        """The TUI takes input once it has started: SessionStart is its own signal (compat §8),
-        no pane reading. Without a spool (hooks off) there is nothing to wait for."""
-        if not run.spool_dir:
-            return
+    def _wait_ready(self, run: RunHandle, tmux: Tmux) -> None:
+        """compat §6 (readiness): SessionStart fires ~1 s before the input is live, and a
+        multi-line paste sent then sits unsubmitted. The TUI switches its terminal to mouse
+        tracking when its input goes live: lab reads that mode flag from tmux (terminal state,
+        not the screen) and the hook, never the pane's text."""
         deadline = time.monotonic() + READY_TIMEOUT_S
         while time.monotonic() < deadline:
-            if any(e.get("hook_event_name") == "SessionStart" for e in spool_events(run.spool_dir)):
+            started = not run.spool_dir or any(
+                e.get("hook_event_name") == "SessionStart" for e in spool_events(run.spool_dir)
+            )
+            flag = tmux.pane_format(run.tmux_session, "#{mouse_any_flag}")
+            if flag is None:
+                raise SessionGone("The agent's terminal session is gone.")
+            if started and flag == "1":
                 return
             time.sleep(0.05)
         raise ReplyNotDelivered("The agent has not finished starting; try again in a moment.")
 
-    @staticmethod
-    def _wait_recorded(path: str, start: int, text: str) -> bool:
+    def _wait_recorded(self, run: RunHandle, path: str, start: int, text: str, *, timeout: float) -> bool:
         """compat §1: a submitted prompt is a user entry (the <pasted_content> wrapper around a
-        multi-line paste), a queued one a queue-operation enqueue."""
+        multi-line paste), a queued one a queue-operation enqueue, a slash command its echo.
+        compat §5: /clear writes its echo into the *new* transcript, so follow a rotation."""
         want = _normalize(text)
-        deadline = time.monotonic() + DELIVERY_TIMEOUT_S
-        offset = start
-        pending = b""
+        deadline = time.monotonic() + timeout
+        offset, pending = start, b""
         while time.monotonic() < deadline:
+            current = self.locate_transcript(run)
+            if current != path:
+                path, offset, pending = current, 0, b""
             try:
                 with open(path, "rb") as f:
                     f.seek(offset)
@@ -257,9 +270,8 @@ class ClaudeCodeProvider(AgentProvider):
                 offset += len(chunk)
                 pending += chunk
                 *lines, pending = pending.split(b"\n")
-                for line in lines:
-                    if records_prompt(line, want):
-                        return True
+                if any(records_prompt(line, want) for line in lines):
+                    return True
             time.sleep(0.05)
         return False
 
@@ -312,20 +324,29 @@ _PASTED = re.compile(r'<pasted_content id="[^"]*">(.*?)</pasted_content id="[^"]
 
 
 def records_prompt(line: bytes, want: str) -> bool:
-    """Whether a transcript line records `want` (normalized) as the operator's prompt."""
+    """Whether a transcript line records `want` (normalized) as the operator's input."""
     try:
         entry = orjson.loads(line)
     except orjson.JSONDecodeError:
         return False
     if not isinstance(entry, dict):
         return False
-    if entry.get("type") == "queue-operation" and entry.get("operation") == "enqueue":
+    kind = entry.get("type")
+    if kind == "queue-operation" and entry.get("operation") == "enqueue":
         content = entry.get("content")
-    elif entry.get("type") == "user" and not entry.get("isMeta"):
+    elif kind == "user" and not entry.get("isMeta"):
         content = (entry.get("message") or {}).get("content")
+    elif kind == "system" and entry.get("subtype") == "local_command":
+        content = entry.get("content")  # compat §6: /context echoes as a system entry
     else:
         return False
     if not isinstance(content, str):
         return False
+    if command := _COMMAND_NAME.search(content):
+        args = _COMMAND_ARGS.search(content)
+        content = f"{command.group(1)} {args.group(1) if args else ''}"
     return _normalize(_PASTED.sub(lambda m: m.group(1), content)) == want
 
+
+_COMMAND_NAME = re.compile(r"<command-name>([^<]*)</command-name>")
+_COMMAND_ARGS = re.compile(r"<command-args>([^<]*)</command-args>")

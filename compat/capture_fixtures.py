@@ -1,0 +1,508 @@
+"""Re-capture the transcript fixtures in compat/fixtures/claude-code/<version>/ from live runs.
+
+    .venv/bin/python -m compat.capture_fixtures --out /tmp/fx                   # all scenarios
+    .venv/bin/python -m compat.capture_fixtures --out compat/fixtures/claude-code/2.1.328 prompt__text_reply
+
+Each scenario starts the real TUI (fresh HOME + worktree + scripted model), drives it by hand-written
+key recipes (the harness may watch its own pane), and saves every transcript file of the session with
+<HOME>/<WORKTREE>/<WORKTREE_PROJECT_DIR> placeholders and giant bookkeeping strings truncated.
+"""
+
+# ruff: noqa
+import argparse, json, shutil, subprocess, tempfile, time
+from pathlib import Path
+
+from compat.home import prepare_home, project_dir_name
+from compat.live import *
+from compat.scripted_model import *
+
+OUT = Path(__file__).resolve().parent / "fixtures" / "claude-code" / "2.1.328"
+
+BIG_TYPES = {
+    "api-request-shape",
+    "api-request-blob",
+    "api-request",
+    "attachment",
+    "file-history-snapshot",
+    "file-history-delta",
+}
+
+
+def _trunc(v, limit=1500):
+    if isinstance(v, str):
+        return v if len(v) <= limit else v[:limit] + f"…[truncated {len(v) - limit} chars]"
+    if isinstance(v, list):
+        return [_trunc(x, limit) for x in v]
+    if isinstance(v, dict):
+        return {k: _trunc(x, limit) for k, x in v.items()}
+    return v
+
+
+def sanitize_text(s, home, wt):
+    for a, b in sorted(
+        [(str(wt), "<WORKTREE>"), (str(home), "<HOME>"), (project_dir_name(wt), "<WORKTREE_PROJECT_DIR>")],
+        key=lambda x: -len(x[0]),
+    ):
+        s = s.replace(a, b)
+    return s
+
+
+def save(name, path, home, wt, out=None):
+    out = Path(out or OUT)
+    out.mkdir(parents=True, exist_ok=True)
+    lines = []
+    for raw in Path(path).read_text().splitlines():
+        if not raw.strip():
+            continue
+        e = json.loads(raw)
+        if e.get("type") in BIG_TYPES:
+            e = _trunc(e)
+        lines.append(sanitize_text(json.dumps(e, ensure_ascii=False), home, wt))
+    (out / f"{name}.jsonl").write_text("\n".join(lines) + "\n")
+    print("saved", name, sum(len(l) for l in lines), "bytes", len(lines), "lines")
+
+
+def setup(name, script, extra=("--permission-mode", "manual"), settings=None, prep=None):
+    base = Path(tempfile.mkdtemp(prefix=f"lab-{name}-"))
+    home = base / "home"
+    wt = base / "wt"
+    home.mkdir()
+    wt.mkdir()
+    g = lambda *a: subprocess.run(["git", *a], cwd=wt, check=True, capture_output=True)
+    g("init", "-q", "-b", "main")
+    (wt / "README.md").write_text("hi\n")
+    g("-c", "user.name=t", "-c", "user.email=t@t", "add", ".")
+    g("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init")
+    if prep:
+        prep(wt)
+    m = ScriptedModel(script, log_path=str(base / "requests.jsonl")).start()
+    env = prepare_home(home, wt, base_url=m.url, settings=settings)
+    t = LiveTUI(env, wt)
+    t.start(*extra)
+    dt = t.wait_ready()
+    print(f"[{name}] ready in {dt:.2f}s base={base}", flush=True)
+    return base, m, t
+
+
+SC = {}
+
+
+def sc(f):
+    SC[f.__name__] = f
+    return f
+
+
+@sc
+def prompt__text_reply(m, t):
+    t.prompt("hello world")
+    t.wait_for(turn_ended)
+    return [("prompt__text_reply", t.transcript_path)]
+
+
+@sc
+def reply__multiline_paste(m, t):
+    t.prompt("first prompt")
+    t.wait_for(turn_ended)
+    body = "\n".join(f"PASTE Line {i}: some text for line {i}" for i in range(1, 8))
+    t.prompt(body)
+    t.wait_for(lambda ls: count_turn_durations(ls) >= 2)
+    t.prompt("short single line paste")
+    t.wait_for(lambda ls: count_turn_durations(ls) >= 3)
+    return [("reply__multiline_paste", t.transcript_path)]
+
+
+@sc
+def reply__queued_while_working(m, t):
+    t.prompt("SLOWFIRST please stream")
+    m.wait_streaming(3)
+    t.prompt("queued follow-up msg")
+    t.wait_for(has_assistant_text("Got the queued one."), 60)
+    t.wait_for(lambda ls: count_turn_durations(ls) >= 2, 60)
+    return [("reply__queued_while_working", t.transcript_path)]
+
+
+@sc
+def interrupt__mid_stream(m, t):
+    t.prompt("SLOW please stream")
+    m.wait_streaming(3)
+    t.send_keys("Escape")
+    t.wait_for(lambda ls: "[Request interrupted by user]" in user_texts(ls))
+    return [("interrupt__mid_stream", t.transcript_path)]
+
+
+@sc
+def clear__new_file(m, t):
+    t.prompt("hello before clear")
+    t.wait_for(turn_ended)
+    old = t.transcript_path
+    t.send_literal("/clear")
+    t.wait_pane(r"Start a new session")
+    t.send_keys("Enter")
+    newp = t.wait_for(lambda _: next((p for p in t.transcripts() if p != old), None), 30, path=old)
+    t.wait_for(lambda ls: any(e.get("subtype") == "local_command" for e in ls), 30, path=newp)
+    t.wait_for(lambda ls: any(e.get("type") == "cost-state" for e in ls), 30, path=old)
+    t.prompt("hello after clear")
+    t.wait_for(turn_ended, 30, path=newp)
+    return [("clear__new_file", newp), ("clear__old_file", old)]
+
+
+PICK = r"Enter to select"
+
+
+def tr_done(n=1):
+    return lambda ls: len(tool_results(ls)) >= n
+
+
+def ended_or_interrupted(ls):
+    return turn_ended(ls) or any("[Request interrupted by user" in t for t in user_texts(ls))
+
+
+def _ask(t, prompt="ASK1 please"):
+    t.prompt(prompt)
+    t.wait_pane(PICK, 60, settle=0.5)
+
+
+@sc
+def askuserquestion__single_option(m, t):
+    _ask(t)
+    t.send_keys("Down")
+    t.wait_pane(r"❯ 2\. Green")
+    t.send_keys("Enter")
+    t.wait_for(tr_done())
+    t.wait_for(turn_ended)
+
+
+@sc
+def askuserquestion__digit(m, t):
+    _ask(t)
+    t.send_keys("3")
+    t.wait_for(tr_done())
+    t.wait_for(turn_ended)
+
+
+@sc
+def askuserquestion__free_text(m, t):
+    _ask(t)
+    t.send_keys("Up")
+    t.wait_pane(r"❯ 4\.")
+    t.send_literal("I prefer purple, really")
+    t.wait_pane("purple, really")
+    t.send_keys("Enter")
+    t.wait_for(tr_done())
+    t.wait_for(turn_ended)
+
+
+@sc
+def askuserquestion__decline(m, t):
+    _ask(t)
+    t.send_keys("Escape")
+    t.wait_for(lambda ls: "[Request interrupted by user for tool use]" in user_texts(ls))
+
+
+@sc
+def askuserquestion__decline_empty_free_text(m, t):
+    _ask(t)
+    t.send_keys("Up")
+    t.wait_pane(r"❯ 4\.")
+    t.send_keys("Enter")
+    t.wait_for(lambda ls: "[Request interrupted by user for tool use]" in user_texts(ls))
+
+
+@sc
+def askuserquestion__chat_about_this(m, t):
+    _ask(t)
+    t.send_keys("Up")
+    t.wait_pane(r"❯ 4\.")
+    t.send_keys("Down")
+    t.wait_pane(r"❯ 5\. Chat")
+    t.send_keys("Enter")
+    t.wait_for(tr_done())
+    t.wait_for(turn_ended)
+
+
+@sc
+def askuserquestion__two_questions(m, t):
+    _ask(t, "ASK2 please")
+    t.send_keys("Down")
+    t.wait_pane(r"❯ 2\. Banana")
+    t.send_keys("Enter")
+    t.wait_pane(r"Which drink", 30, settle=0.5)
+    t.send_keys("Enter")
+    t.wait_pane(r"Review your answers", 30, settle=0.5)
+    t.send_keys("Enter")
+    t.wait_for(tr_done())
+    t.wait_for(turn_ended)
+
+
+@sc
+def askuserquestion__multiselect(m, t):
+    _ask(t, "ASKM please")
+    t.send_keys("Down", "Down")
+    t.wait_pane(r"❯ 3\. \[ \] Olives")
+    t.send_keys("Enter")
+    t.wait_pane(r"❯ 3\. \[✔\] Olives")
+    t.send_keys("Up", "Up")
+    t.wait_pane(r"❯ 1\. \[ \] Cheese")
+    t.send_keys("Enter")
+    t.wait_pane(r"❯ 1\. \[✔\] Cheese")
+    t.send_keys(*["Down"] * 5)
+    t.wait_pane(r"❯\s*Submit")
+    t.send_keys("Enter")
+    t.wait_pane(r"Submit answers", 30, settle=0.5)
+    t.send_keys("Enter")
+    t.wait_for(tr_done())
+    t.wait_for(turn_ended)
+
+
+PLANPICK = r"Would you like to proceed"
+
+
+def _plan(t, m, prompt="PLAN1 please"):
+    t.prompt(prompt)
+    t.wait_pane(PLANPICK, 60, settle=0.5)
+
+
+@sc
+def exitplanmode__approve(m, t):
+    _plan(t, m)
+    t.send_keys("Enter")
+    t.wait_for(turn_ended, 60)
+
+
+@sc
+def exitplanmode__approve_manual(m, t):
+    _plan(t, m)
+    t.send_keys("Down")
+    t.wait_pane(r"❯ 2\.")
+    t.send_keys("Enter")
+    t.wait_for(turn_ended, 60)
+
+
+@sc
+def exitplanmode__reject_feedback(m, t):
+    _plan(t, m)
+    t.send_keys("Down", "Down")
+    t.wait_pane(r"❯ 3\.")
+    t.send_literal("Please add a step 4 for tests")
+    t.wait_pane("step 4 for tests")
+    t.send_keys("Enter")
+    t.wait_for(turn_ended, 60)
+
+
+@sc
+def exitplanmode__reject(m, t):
+    _plan(t, m)
+    t.send_keys("Escape")
+    t.wait_for(lambda ls: "[Request interrupted by user for tool use]" in user_texts(ls))
+
+
+@sc
+def exitplanmode__no_plan_file_approve(m, t):
+    t.prompt("PLANNOFILE please")
+    t.wait_pane(r"Exit plan mode\?", 60, settle=0.5)
+    t.send_keys("Enter")
+    t.wait_for(turn_ended, 60)
+
+
+@sc
+def exitplanmode__no_plan_file_no(m, t):
+    t.prompt("PLANNOFILE please")
+    t.wait_pane(r"Exit plan mode\?", 60, settle=0.5)
+    t.send_keys("Down")
+    t.wait_pane(r"❯ 2\. No")
+    t.send_keys("Enter")
+    t.wait_for(ended_or_interrupted, 60)
+
+
+@sc
+def exitplanmode__approve_with_feedback_btab(m, t):
+    _plan(t, m)
+    t.send_keys("Down", "Down")
+    t.wait_pane(r"❯ 3\.")
+    t.send_literal("Approved but also add logging")
+    t.wait_pane("add logging")
+    t.send_keys("BTab")
+    t.wait_for(turn_ended, 60)
+
+
+def _cmds(wt):
+    (wt / ".claude/commands").mkdir(parents=True)
+    (wt / ".claude/commands/probe-cmd.md").write_text(
+        "---\ndescription: Probe project command description\nargument-hint: <words>\n---\nPlease say PROBECMD with $ARGUMENTS\n"
+    )
+    (wt / ".claude/skills/probe-skill").mkdir(parents=True)
+    (wt / ".claude/skills/probe-skill/SKILL.md").write_text(
+        "---\nname: probe-skill\ndescription: Probe project skill description\n---\nWhen invoked, say PROBESKILL.\n"
+    )
+
+
+@sc
+def command__project_cmd(m, t):
+    t.send_literal("/probe-cmd foo bar")
+    t.wait_pane(r"probe-cmd foo bar")
+    t.send_keys("Enter")
+    t.wait_for(turn_ended, 60)
+
+
+@sc
+def command__skill(m, t):
+    t.send_literal("/probe-skill")
+    t.wait_pane(r"Probe project skill")
+    t.send_keys("Enter")
+    t.wait_for(turn_ended, 60)
+
+
+@sc
+def command__context(m, t):
+    t.prompt("hello world")
+    t.wait_for(turn_ended)
+    t.send_literal("/context")
+    t.wait_pane(r"Show what fills")
+    t.send_keys("Enter")
+    t.wait_for(
+        lambda ls: any(e.get("isMeta") and "Context Usage" in json.dumps(e.get("message")) for e in ls), 30
+    )
+
+
+@sc
+def bash__permission_approve(m, t):
+    t.prompt("BASH please")
+    t.wait_pane(r"Do you want to proceed", 60, settle=0.5)
+    t.send_keys("Enter")
+    t.wait_for(tr_done())
+    t.wait_for(turn_ended)
+
+
+@sc
+def bash__permission_reject(m, t):
+    t.prompt("BASH please")
+    t.wait_pane(r"Do you want to proceed", 60, settle=0.5)
+    t.send_keys("Escape")
+    t.wait_for(lambda ls: "[Request interrupted by user for tool use]" in user_texts(ls))
+
+
+@sc
+def interrupt__tool_running(m, t):
+    t.prompt("SLEEPY please")
+    t.wait_pane(r"Do you want to proceed", 60, settle=0.5)
+    t.send_keys("Enter")
+    t.wait_pane(r"esc to interrupt")
+    t.wait_pane(r"Running|sleep", 10)
+    t.send_keys("Escape")
+    t.wait_for(lambda ls: "[Request interrupted by user for tool use]" in user_texts(ls))
+
+
+def SCRIPT():
+    return Script(
+        when("SLOWFIRST", slow_text(10, 0.5)),
+        when("queued", text("Got the queued one.")),
+        when("SLOW", slow_text(20, 1.0)),
+        when("hello world", text("Hello from the scripted model.")),
+        when("first prompt", text("Reply to the first prompt.")),
+        when("PASTE", text("Got your multi-line paste.")),
+        when("short single", text("Got the short paste.")),
+        when("ASK1", ask_user_question(), text("Thanks for answering.")),
+        when(
+            "ASK2",
+            ask_user_question(
+                questions=[
+                    {
+                        "question": "Which fruit do you want?",
+                        "header": "Fruit",
+                        "multiSelect": False,
+                        "options": [
+                            {"label": "Apple", "description": "Crunchy"},
+                            {"label": "Banana", "description": "Soft"},
+                        ],
+                    },
+                    {
+                        "question": "Which drink do you want?",
+                        "header": "Drink",
+                        "multiSelect": False,
+                        "options": [
+                            {"label": "Tea", "description": "Hot"},
+                            {"label": "Coffee", "description": "Strong"},
+                        ],
+                    },
+                ]
+            ),
+            text("Thanks for answering both."),
+        ),
+        when(
+            "ASKM",
+            ask_user_question(
+                "Which toppings do you want?",
+                "Toppings",
+                [("Cheese", "Mozzarella"), ("Ham", "Smoked"), ("Olives", "Black"), ("Onion", "Red")],
+                multi_select=True,
+            ),
+            text("Thanks, toppings noted."),
+        ),
+        when("PLANNOFILE", plan_turns("# Plan\n\n1. a\n", write_file=False, after="Done.")),
+        when(
+            "PLAN1",
+            plan_turns(
+                "# Plan\n\n1. Create hello.txt\n2. Write hello into it\n3. Done\n", after="Understood."
+            ),
+        ),
+        when(
+            "BASH",
+            tool_use(
+                "Bash",
+                {"command": "touch made-by-bash.txt", "description": "Create a file"},
+                text="Running a command.",
+            ),
+            text("Command done."),
+        ),
+        when(
+            "SLEEPY",
+            tool_use(
+                "Bash", {"command": 'python3 -c "import time; time.sleep(30)"', "description": "Sleep 30s"}
+            ),
+            text("Slept."),
+        ),
+        when("PROBECMD", text("PROBECMD foo bar")),
+        when("PROBESKILL", text("PROBESKILL")),
+        default="ok",
+    )
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(prog="python -m compat.capture_fixtures")
+    p.add_argument("--out", default=str(OUT))
+    p.add_argument("scenarios", nargs="*")
+    a = p.parse_args(argv)
+    names = a.scenarios or list(SC)
+    failed = []
+    for n in names:
+        extra = ("--permission-mode", "plan") if n.startswith("exitplan") else ("--permission-mode", "manual")
+        base, m, t = setup(n, SCRIPT(), extra, prep=_cmds if n.startswith("command") else None)
+        try:
+            t0 = time.monotonic()
+            outs = SC[n](m, t)
+            print(f"[{n}] done in {time.monotonic() - t0:.2f}s")
+            time.sleep(0.3)  # let the CLI finish appending bookkeeping lines
+            if outs:
+                for name, path in outs:
+                    save(name, path, t.home, t.cwd, a.out)
+            else:
+                for path in t.transcripts():
+                    save(
+                        n if path == t.transcript_path else n + "__" + path.stem[:8],
+                        path,
+                        t.home,
+                        t.cwd,
+                        a.out,
+                    )
+        except Exception as ex:
+            failed.append(n)
+            print("FAILED", n, type(ex).__name__, ex)
+        finally:
+            t.kill()
+            m.stop()
+            shutil.rmtree(base, ignore_errors=True)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

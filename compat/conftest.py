@@ -1,0 +1,80 @@
+"""Pytest fixtures for live tests against the real Claude Code TUI (offline, scripted model)."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from compat.home import prepare_home
+from compat.live import LiveTUI
+from compat.scripted_model import Script, ScriptedModel
+
+
+def _git(wt: Path, *args: str) -> None:
+    subprocess.run(
+        ["git", "-c", "user.name=lab-test", "-c", "user.email=lab-test@example.invalid", *args],
+        cwd=wt,
+        check=True,
+        capture_output=True,
+    )
+
+
+def make_worktree(path: Path) -> Path:
+    """A fresh git repository with one commit."""
+    path.mkdir(parents=True, exist_ok=True)
+    _git(path, "init", "-q", "-b", "main")
+    (path / "README.md").write_text("# scratch worktree for live tests\n")
+    _git(path, "add", "README.md")
+    _git(path, "commit", "-q", "-m", "initial commit")
+    return path
+
+
+@pytest.fixture
+def scripted_model(tmp_path: Path) -> Iterator[ScriptedModel]:
+    """A scripted model on a free loopback port; set ``scripted_model.script`` or ``.script.add(...)``."""
+    m = ScriptedModel(Script(), log_path=str(tmp_path / "requests.jsonl")).start()
+    try:
+        yield m
+    finally:
+        m.stop()
+
+
+class ClaudeHome:
+    def __init__(self, home: Path, worktree: Path, env: dict[str, str]) -> None:
+        self.home, self.worktree, self.env = home, worktree, env
+
+
+@pytest.fixture
+def claude_home(tmp_path: Path, scripted_model: ScriptedModel) -> ClaudeHome:
+    """A private HOME prepared for offline start + a fresh worktree (git repo, one commit)."""
+    home = tmp_path / "home"
+    wt = make_worktree(tmp_path / "wt")
+    env = prepare_home(home, wt, base_url=scripted_model.url)
+    return ClaudeHome(home, wt, env)
+
+
+@pytest.fixture
+def live_tui(claude_home: ClaudeHome) -> Iterator[Any]:
+    """Factory: ``tui = live_tui("--permission-mode", "manual")`` -> started + ready LiveTUI.
+
+    Every tmux server started through it is killed at teardown, pass or fail.
+    """
+    started: list[LiveTUI] = []
+
+    def start(*extra: str, ready: bool = True) -> LiveTUI:
+        tui = LiveTUI(claude_home.env, claude_home.worktree)
+        started.append(tui)
+        tui.start(*extra)
+        if ready:
+            tui.wait_ready()
+        return tui
+
+    try:
+        yield start
+    finally:
+        for tui in started:
+            tui.kill()

@@ -1,0 +1,312 @@
+"""Live-test harness: the real Claude Code TUI in tmux on a private socket.
+
+The harness may read its own probe's pane (``pane()``/``wait_pane()``) to know when the TUI is
+up or a picker is drawn; production code never does (DESIGN.md, principle 2).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import signal
+import subprocess
+import tempfile
+import time
+import uuid
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from compat.home import claude_binary, project_dir_name
+
+# Footer text that means the composer is up (auto/plan/accept-edits modes show the first,
+# manual mode shows "⏸ manual mode on · ? for shortcuts").
+READY_RE = re.compile(r"shift\+tab to cycle|\? for shortcuts")
+
+
+def _alive(pid: int) -> bool:
+    """True while ``pid`` runs (a zombie counts as gone)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
+class LiveTUIError(RuntimeError):
+    pass
+
+
+class LiveTUI:
+    """One ``claude`` TUI in a tmux session on its own socket (``tmux -L labtest-<hex>``)."""
+
+    def __init__(
+        self,
+        env: dict[str, str],
+        cwd: Path,
+        *,
+        session_id: str | None = None,
+        width: int = 120,
+        height: int = 45,
+        binary: Path | None = None,
+    ) -> None:
+        self.env = dict(env)
+        self.cwd = Path(cwd)
+        self.home = Path(env["HOME"])
+        self.session_id = session_id or str(uuid.uuid4())
+        self.width, self.height = width, height
+        self.binary = Path(binary) if binary else claude_binary()
+        self.socket = f"labtest-{uuid.uuid4().hex[:10]}"
+        self.target = "probe:0.0"
+        self.started_at: float | None = None
+        self.ready_at: float | None = None
+        self._conf: str | None = None
+        self.server_pid: int | None = None
+        self.pane_pid: int | None = None
+
+    # -- tmux plumbing
+    def tmux(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        env = {k: v for k, v in self.env.items() if not k.startswith("TMUX")}
+        cmd = ["tmux", "-L", self.socket]
+        if self._conf:
+            cmd += ["-f", self._conf]
+        cp = subprocess.run(cmd + list(args), env=env, capture_output=True, text=True, timeout=30)
+        if check and cp.returncode != 0:
+            raise LiveTUIError(f"tmux {' '.join(args)} failed: {cp.stderr.strip()}")
+        return cp
+
+    def start(self, *extra: str, session_id_arg: bool = True) -> LiveTUI:
+        fd, self._conf = tempfile.mkstemp(prefix="labtest-tmux-", suffix=".conf")
+        with os.fdopen(fd, "w") as f:
+            f.write("set -g remain-on-exit on\nset -g history-limit 10000\nset -g focus-events on\n")
+        argv = [str(self.binary)]
+        if session_id_arg:
+            argv += ["--session-id", self.session_id]
+        argv += list(extra)
+        self.argv = argv
+        env_args: list[str] = []
+        for k, v in self.env.items():
+            env_args += ["-e", f"{k}={v}"]
+        self.started_at = time.monotonic()
+        self.tmux(
+            "new-session",
+            "-d",
+            "-s",
+            "probe",
+            "-x",
+            str(self.width),
+            "-y",
+            str(self.height),
+            "-c",
+            str(self.cwd),
+            *env_args,
+            "--",
+            *argv,
+        )
+        with contextlib.suppress(Exception):
+            info = self.tmux("display-message", "-p", "-t", self.target, "#{pid} #{pane_pid}").stdout.split()
+            self.server_pid, self.pane_pid = int(info[0]), int(info[1])
+        return self
+
+    def kill(self) -> None:
+        """Kill this probe's tmux server (and so claude). Never raises; falls back to SIGKILL by pid."""
+        with contextlib.suppress(Exception):
+            self.tmux("kill-server", check=False)
+        deadline = time.monotonic() + 3
+        for pid in (self.server_pid, self.pane_pid):
+            if not pid:
+                continue
+            while _alive(pid) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            if _alive(pid):
+                with contextlib.suppress(OSError):
+                    os.kill(pid, signal.SIGKILL)
+        if self._conf:
+            with contextlib.suppress(OSError):
+                os.unlink(self._conf)
+
+    def __enter__(self) -> LiveTUI:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.kill()
+
+    # -- pane (harness only)
+    def pane(self, escapes: bool = False) -> str:
+        args = ["capture-pane", "-p", "-t", self.target]
+        if escapes:
+            args.insert(1, "-e")
+        return self.tmux(*args).stdout
+
+    def pane_dead(self) -> bool:
+        cp = self.tmux("display-message", "-p", "-t", self.target, "#{pane_dead}", check=False)
+        return cp.stdout.strip() == "1"
+
+    def wait_pane(
+        self, pattern: str | re.Pattern[str], timeout: float = 30.0, settle: float = 0.0
+    ) -> re.Match[str]:
+        """Wait until the pane matches; with ``settle`` also until it stopped changing for that long.
+
+        Keys sent the instant a picker is drawn can be dropped (observed: the picker is painted
+        before it takes input, worse under load); dialog drivers should pass ``settle=0.5``.
+        """
+        rx = re.compile(pattern) if isinstance(pattern, str) else pattern
+        deadline = time.monotonic() + timeout
+        last, since = None, time.monotonic()
+        while True:
+            text = self.pane()
+            if text != last:
+                last, since = text, time.monotonic()
+            m = rx.search(text)
+            if m and time.monotonic() - since >= settle:
+                return m
+            if self.pane_dead():
+                raise LiveTUIError(f"claude exited while waiting for {rx.pattern!r}:\n{text}")
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"pane never matched {rx.pattern!r}; pane:\n{text}")
+            time.sleep(0.1)
+
+    def wait_ready(self, timeout: float = 60.0) -> float:
+        """Wait for the composer footer; returns seconds since start."""
+        self.wait_pane(READY_RE, timeout)
+        self.ready_at = time.monotonic()
+        return self.ready_at - (self.started_at or self.ready_at)
+
+    # -- input
+    def send_paste(self, text: str, enter: bool = False) -> None:
+        buf = f"lab-{uuid.uuid4().hex[:8]}"
+        self.tmux("set-buffer", "-b", buf, "--", text)
+        self.tmux("paste-buffer", "-p", "-d", "-b", buf, "-t", self.target)
+        if enter:
+            self.send_keys("Enter")
+
+    def send_keys(self, *keys: str) -> None:
+        self.tmux("send-keys", "-t", self.target, *keys)
+
+    def send_literal(self, text: str) -> None:
+        self.tmux("send-keys", "-t", self.target, "-l", "--", text)
+
+    def prompt(self, text: str) -> None:
+        """Paste ``text`` and press Enter (the submit recipe)."""
+        self.send_paste(text, enter=True)
+
+    # -- transcript
+    @property
+    def project_dir(self) -> Path:
+        return self.home / ".claude" / "projects" / project_dir_name(self.cwd)
+
+    @property
+    def transcript_path(self) -> Path:
+        return self.project_dir / f"{self.session_id}.jsonl"
+
+    def transcripts(self) -> list[Path]:
+        """All transcript files of this cwd, oldest first (mtime)."""
+        if not self.project_dir.is_dir():
+            return []
+        return sorted(self.project_dir.glob("*.jsonl"), key=lambda p: p.stat().st_mtime)
+
+    @staticmethod
+    def read_lines(path: Path) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        try:
+            data = path.read_text()
+        except FileNotFoundError:
+            return out
+        for line in data.splitlines():
+            line = line.strip()
+            if not line:
+                continue
+            with contextlib.suppress(ValueError):  # a half-written last line
+                out.append(json.loads(line))
+        return out
+
+    def lines(self, path: Path | None = None) -> list[dict[str, Any]]:
+        return self.read_lines(path or self.transcript_path)
+
+    def wait_for(
+        self,
+        predicate: Callable[[list[dict[str, Any]]], Any],
+        timeout: float = 60.0,
+        path: Path | Callable[[], Path | None] | None = None,
+    ) -> Any:
+        """Poll the parsed transcript until ``predicate(lines)`` is truthy; return its value."""
+        deadline = time.monotonic() + timeout
+        while True:
+            p = path() if callable(path) else path
+            lines = self.lines(p) if (p is not None or path is None) else []
+            val = predicate(lines)
+            if val:
+                return val
+            if self.pane_dead():
+                raise LiveTUIError("claude exited; pane:\n" + self.pane())
+            if time.monotonic() > deadline:
+                raise TimeoutError(
+                    f"transcript predicate not met in {timeout}s ({len(lines)} lines); pane:\n" + self.pane()
+                )
+            time.sleep(0.05)
+
+
+# -- predicates over parsed transcript lines
+
+
+def assistant_texts(lines: Iterable[dict[str, Any]]) -> list[str]:
+    out = []
+    for e in lines:
+        if e.get("type") == "assistant":
+            for b in e.get("message", {}).get("content", []) or []:
+                if isinstance(b, dict) and b.get("type") == "text":
+                    out.append(b.get("text", ""))
+    return out
+
+
+def has_assistant_text(needle: str) -> Callable[[list[dict[str, Any]]], bool]:
+    return lambda lines: any(needle in t for t in assistant_texts(lines))
+
+
+def tool_uses(lines: Iterable[dict[str, Any]], name: str | None = None) -> list[dict[str, Any]]:
+    out = []
+    for e in lines:
+        if e.get("type") == "assistant":
+            for b in e.get("message", {}).get("content", []) or []:
+                if (
+                    isinstance(b, dict)
+                    and b.get("type") == "tool_use"
+                    and (name is None or b.get("name") == name)
+                ):
+                    out.append(b)
+    return out
+
+
+def tool_results(lines: Iterable[dict[str, Any]]) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """(entry, tool_result block) pairs."""
+    out = []
+    for e in lines:
+        if e.get("type") == "user":
+            c = e.get("message", {}).get("content")
+            if isinstance(c, list):
+                for b in c:
+                    if isinstance(b, dict) and b.get("type") == "tool_result":
+                        out.append((e, b))
+    return out
+
+
+def user_texts(lines: Iterable[dict[str, Any]]) -> list[str]:
+    out = []
+    for e in lines:
+        if e.get("type") == "user":
+            c = e.get("message", {}).get("content")
+            if isinstance(c, str):
+                out.append(c)
+            elif isinstance(c, list):
+                out += [b.get("text", "") for b in c if isinstance(b, dict) and b.get("type") == "text"]
+    return out
+
+
+def turn_ended(lines: list[dict[str, Any]]) -> bool:
+    return any(e.get("type") == "system" and e.get("subtype") == "turn_duration" for e in lines)
+
+
+def count_turn_durations(lines: list[dict[str, Any]]) -> int:
+    return sum(1 for e in lines if e.get("type") == "system" and e.get("subtype") == "turn_duration")
