@@ -290,6 +290,13 @@ if not isinstance(LAB_AGENT_ENV, dict) or not all(
 LAB_AGENT_HOME = env.str("LAB_AGENT_HOME", default="")
 
 LAB_RUNS_DIR = DATA_DIR / "runs"  # per-run spool dirs and the like
+
+# What the generic seeder writes into every new worktree; "" means the data dir's seed/ files.
+LAB_SEED_CONTEXT_FILE = env.str("LAB_SEED_CONTEXT_FILE", default="")
+LAB_SEED_SKILLS_DIR = env.str("LAB_SEED_SKILLS_DIR", default="")
+# Test-only: extra environment for a provider's login child (the offline login test points
+# it at a local TLS proxy). Never set in production; there is no environment variable for it.
+LAB_LOGIN_EXTRA_ENV: dict[str, str] = {}
 LAB_REPLY_MAX_BYTES = env.int("LAB_REPLY_MAX_BYTES", default=64 * 1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = max(LAB_REPLY_MAX_BYTES * 2, 2_621_440)
 

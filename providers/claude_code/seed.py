@@ -1,0 +1,152 @@
+"""Claude Code's seeding: what the generic seeder writes (SEED_META) and the CLI's own grant
+(seed_workspace: the worktree marked trusted in ~/.claude.json).
+
+Facts pinned in compat/COMPAT-seeding.md (CLI 2.1.328).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import secrets
+import shutil
+from pathlib import Path
+from typing import Any
+
+from providers.errors import ProviderError
+from providers.schema import SeedMeta
+
+SEED_META = SeedMeta(
+    # COMPAT-seeding §2: the project CLAUDE.md at the worktree root reaches the model.
+    context_file="CLAUDE.md",
+    # COMPAT-seeding §3: project skills are read from .claude/skills/<name>/SKILL.md.
+    skills_dir=".claude/skills",
+    # Anchored to the root. A tracked CLAUDE.md or skill is unaffected (exclude never hides a
+    # tracked file) and the seeder skips it rather than edit it.
+    exclude_entries=("/CLAUDE.md", "/.claude/skills/"),
+    seeded_paths=("CLAUDE.md", ".claude/skills/**"),
+    # Applied per line (re.MULTILINE) to commit messages and PR bodies when attribution is off.
+    scrub_patterns=(
+        r"^Co-Authored-By: Claude.*$",
+        r"^🤖 Generated with \[Claude Code\].*$",
+    ),
+)
+
+CONFIG_NAME = ".claude.json"
+BACKUP_SUFFIX = ".lab-backup"
+# COMPAT-seeding §1: the keys that let 2.1.328 start in a folder without the trust dialog.
+TRUST_KEYS = {"hasTrustDialogAccepted": True, "hasCompletedProjectOnboarding": True}
+_RETRIES = 5
+
+
+class ConfigRefused(ProviderError):
+    """lab will not write ~/.claude.json: it is not a JSON object, or it kept changing."""
+
+
+def seed_workspace(worktree: Path, *, home: Path) -> list[Path]:
+    """Mark `worktree` (its realpath, the key the CLI looks up) trusted in <home>/.claude.json.
+
+    Touches only projects[<realpath>].{hasTrustDialogAccepted, hasCompletedProjectOnboarding};
+    every other key is preserved, and nothing else is granted (no hooks, no permission
+    bypass). Idempotent: returns [] when the grant is already there, else the files written
+    (the config, and the one-generation backup the first time lab changes an existing file).
+    """
+    key = os.path.realpath(worktree)
+    # Write through a symlinked config (dotfile managers) instead of replacing the link.
+    config = Path(os.path.realpath(Path(home) / CONFIG_NAME))
+    for _ in range(_RETRIES):
+        raw, fingerprint = _read(config)
+        state = _parse(raw, config)
+        if not _grant(state, key):
+            return []
+        written = _backup(config, raw)
+        if _replace_if_unchanged(config, state, fingerprint):
+            return [*written, config]
+    # The CLI rewrites this file while it runs; a file that never holds still is left alone.
+    raise ConfigRefused(f"{config} kept changing while lab tried to update it; try again.")
+
+
+def _read(config: Path) -> tuple[bytes | None, tuple[int, int, int] | None]:
+    try:
+        with open(config, "rb") as f:
+            st = os.fstat(f.fileno())
+            return f.read(), (st.st_ino, st.st_size, st.st_mtime_ns)
+    except FileNotFoundError:
+        return None, None
+
+
+def _parse(raw: bytes | None, config: Path) -> dict[str, Any]:
+    if raw is None or not raw.strip():
+        return {}
+    try:
+        state = json.loads(raw)
+    except ValueError:
+        raise ConfigRefused(f"{config} is not valid JSON; lab leaves it alone.") from None
+    if not isinstance(state, dict):
+        raise ConfigRefused(f"{config} is not a JSON object; lab leaves it alone.")
+    return state
+
+
+def _grant(state: dict[str, Any], key: str) -> bool:
+    """Add the trust keys in place; False if they were all there already."""
+    projects = state.setdefault("projects", {})
+    if not isinstance(projects, dict):
+        raise ConfigRefused("The CLI config's 'projects' is not an object; lab leaves it alone.")
+    entry = projects.setdefault(key, {})
+    if not isinstance(entry, dict):
+        raise ConfigRefused(f"The CLI config's entry for {key} is not an object; lab leaves it alone.")
+    if all(entry.get(k) == v for k, v in TRUST_KEYS.items()):
+        return False
+    entry.update(TRUST_KEYS)
+    return True
+
+
+def _backup(config: Path, raw: bytes | None) -> list[Path]:
+    """One generation: the config as it was before lab first changed it, never overwritten."""
+    backup = config.with_name(config.name + BACKUP_SUFFIX)
+    if raw is None or backup.exists():
+        return []
+    _atomic_write(backup, raw, like=config)
+    return [backup]
+
+
+def _replace_if_unchanged(
+    config: Path, state: dict[str, Any], fingerprint: tuple[int, int, int] | None
+) -> bool:
+    # The CLI writes the same file; re-check just before the rename so lab never replaces a
+    # version it did not read (the window left is the rename itself).
+    data = (json.dumps(state, indent=2, ensure_ascii=False) + "\n").encode()
+    if _read(config)[1] != fingerprint:
+        return False
+    _atomic_write(config, data, like=config)
+    return True
+
+
+def _atomic_write(path: Path, data: bytes, *, like: Path) -> None:
+    """Temp file in the same dir, fsync, rename; the mode of `like` (0600 when new: it can hold
+    an API key's tail and OAuth account data)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.lab-tmp-{secrets.token_hex(4)}")
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        with contextlib.suppress(FileNotFoundError):
+            shutil.copymode(like, tmp)
+        tmp.replace(path)
+        _fsync_dir(path.parent)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()
+        raise
+
+
+def _fsync_dir(directory: Path) -> None:
+    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

@@ -1,0 +1,132 @@
+"""seed_workspace: trust in ~/.claude.json, atomically, every other key kept, one backup."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+
+import pytest
+
+from providers.claude_code import seed as seed_mod
+from providers.claude_code.seed import ConfigRefused, seed_workspace
+from providers.errors import ProviderError
+
+TRUST = {"hasTrustDialogAccepted": True, "hasCompletedProjectOnboarding": True}
+
+
+@pytest.fixture
+def home(tmp_path):
+    h = tmp_path / "home"
+    h.mkdir()
+    return h
+
+
+@pytest.fixture
+def wt(tmp_path):
+    w = tmp_path / "wt"
+    w.mkdir()
+    return w
+
+
+def config(home):
+    return json.loads((home / ".claude.json").read_text())
+
+
+def test_it_marks_the_realpath_trusted_in_a_new_config(home, wt):
+    written = seed_workspace(wt, home=home)
+    assert written == [home / ".claude.json"]
+    assert config(home) == {"projects": {str(wt.resolve()): TRUST}}
+    assert stat.S_IMODE((home / ".claude.json").stat().st_mode) == 0o600
+
+
+def test_it_keys_by_the_realpath_of_a_symlinked_worktree(home, wt, tmp_path):
+    (tmp_path / "link").symlink_to(wt)
+    seed_workspace(tmp_path / "link", home=home)
+    assert list(config(home)["projects"]) == [str(wt.resolve())]
+
+
+def test_it_keeps_every_other_key_and_backs_up_once(home, wt):
+    original = {
+        "hasCompletedOnboarding": True,
+        "oauthAccount": {"emailAddress": "op@example.com"},
+        "customApiKeyResponses": {"approved": ["abc"], "rejected": []},
+        "projects": {
+            "/elsewhere": {"hasTrustDialogAccepted": False, "allowedTools": ["Bash"]},
+            str(wt): {"allowedTools": ["Read"], "mcpServers": {}, "hasTrustDialogAccepted": False},
+        },
+        "ünicode": "kept ✓",
+    }
+    raw = json.dumps(original, indent=4).encode()
+    (home / ".claude.json").write_bytes(raw)
+    (home / ".claude.json").chmod(0o640)
+    written = seed_workspace(wt, home=home)
+    assert written == [home / ".claude.json.lab-backup", home / ".claude.json"]
+    assert (home / ".claude.json.lab-backup").read_bytes() == raw
+    expected = json.loads(raw)
+    expected["projects"][str(wt)].update(TRUST)
+    assert config(home) == expected
+    assert stat.S_IMODE((home / ".claude.json").stat().st_mode) == 0o640
+
+    other = wt.parent / "wt2"
+    other.mkdir()
+    assert seed_workspace(other, home=home) == [home / ".claude.json"]
+    assert (home / ".claude.json.lab-backup").read_bytes() == raw  # one generation: the pre-lab file
+
+
+def test_it_is_idempotent(home, wt):
+    seed_workspace(wt, home=home)
+    before = (home / ".claude.json").stat().st_mtime_ns, (home / ".claude.json").read_bytes()
+    assert seed_workspace(wt, home=home) == []
+    assert ((home / ".claude.json").stat().st_mtime_ns, (home / ".claude.json").read_bytes()) == before
+
+
+def test_it_never_grants_hooks_or_permission_bypasses(home, wt):
+    (home / ".claude.json").write_text(json.dumps({"projects": {}}))
+    seed_workspace(wt, home=home)
+    assert config(home) == {"projects": {str(wt): TRUST}}  # exactly the two keys: no hooks, no bypass
+    assert not (home / ".claude").exists()  # no settings.json either
+
+
+def test_it_writes_through_a_symlinked_config(home, wt, tmp_path):
+    real = tmp_path / "dotfiles" / "claude.json"
+    real.parent.mkdir()
+    real.write_text(json.dumps({"theme": "dark"}))
+    (home / ".claude.json").symlink_to(real)
+    seed_workspace(wt, home=home)
+    assert (home / ".claude.json").is_symlink()
+    assert json.loads(real.read_text())["theme"] == "dark"
+    assert str(wt) in json.loads(real.read_text())["projects"]
+
+
+@pytest.mark.parametrize("content", ["{not json", "[1, 2]", '{"projects": []}', '{"projects": {"%s": 3}}'])
+def test_it_leaves_a_config_it_cannot_read_alone(home, wt, content):
+    content = content.replace("%s", str(wt))
+    (home / ".claude.json").write_text(content)
+    with pytest.raises(ConfigRefused):
+        seed_workspace(wt, home=home)
+    assert (home / ".claude.json").read_text() == content
+    assert issubclass(ConfigRefused, ProviderError)
+
+
+def test_it_does_not_replace_a_version_it_did_not_read(home, wt, monkeypatch):
+    """The CLI rewrites the file while running: a change between read and rename is retried."""
+    (home / ".claude.json").write_text(json.dumps({"numStartups": 1}))
+    real_read = seed_mod._read
+    calls = {"n": 0}
+
+    def racing_read(path):
+        calls["n"] += 1
+        if calls["n"] == 2:  # the re-check before the first rename: the CLI wrote meanwhile
+            path.write_text(json.dumps({"numStartups": 2, "tipsHistory": {"x": 1}}))
+            os.utime(path, ns=(1, 1))
+        return real_read(path)
+
+    monkeypatch.setattr(seed_mod, "_read", racing_read)
+    seed_workspace(wt, home=home)
+    assert config(home) == {"numStartups": 2, "tipsHistory": {"x": 1}, "projects": {str(wt): TRUST}}
+
+
+def test_no_temp_files_are_left_behind(home, wt):
+    seed_workspace(wt, home=home)
+    assert sorted(p.name for p in home.iterdir()) == [".claude.json"]
