@@ -1,0 +1,343 @@
+"""An offline stand-in for Claude Code's sign-in servers, reached through HTTPS_PROXY.
+
+compat §10: the real `claude auth login` honours HTTPS_PROXY (it sends
+`CONNECT platform.claude.com:443`) and NODE_EXTRA_CA_CERTS, while it hard-wires the production
+endpoints. So a test makes a throwaway CA plus a leaf certificate for the two hosts, and this
+proxy answers CONNECT, terminates TLS with that leaf and answers the token, profile and roles
+endpoints itself. Nothing leaves the machine: CONNECT to any other host is refused.
+
+Stdlib + `cryptography` only (no Django). Test-only: production never sets these variables.
+
+    certs = make_certs(tmp_path / "tls")
+    with LoginProxy(certs) as proxy:
+        env = proxy.env()  # {"HTTPS_PROXY": ..., "NODE_EXTRA_CA_CERTS": ...}
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import socket
+import socketserver
+import ssl
+import threading
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler
+from pathlib import Path
+from typing import Any
+
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
+TOKEN_HOST = "platform.claude.com"
+API_HOST = "api.anthropic.com"
+HOSTS = (TOKEN_HOST, API_HOST)
+
+INVALID_GRANT = {"error": "invalid_grant", "error_description": "Invalid 'code' in request."}
+
+
+@dataclass(frozen=True)
+class Certs:
+    ca_pem: Path
+    leaf_pem: Path
+    leaf_key: Path
+
+
+def make_certs(directory: Path, hosts: tuple[str, ...] = HOSTS) -> Certs:
+    """A throwaway CA and one leaf for `hosts`, signed by it, valid for a day."""
+    directory.mkdir(parents=True, exist_ok=True)
+    now = datetime.datetime.now(datetime.UTC)
+    ca_key = ec.generate_private_key(ec.SECP256R1())
+    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "lab test CA (throwaway)")])
+    ca = (
+        x509.CertificateBuilder()
+        .subject_name(ca_name)
+        .issuer_name(ca_name)
+        .public_key(ca_key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
+        .add_extension(
+            x509.KeyUsage(
+                digital_signature=True,
+                content_commitment=False,
+                key_encipherment=False,
+                data_encipherment=False,
+                key_agreement=False,
+                key_cert_sign=True,
+                crl_sign=True,
+                encipher_only=False,
+                decipher_only=False,
+            ),
+            critical=True,
+        )
+        .add_extension(x509.SubjectKeyIdentifier.from_public_key(ca_key.public_key()), critical=False)
+        .sign(ca_key, hashes.SHA256())
+    )
+    leaf_key = ec.generate_private_key(ec.SECP256R1())
+    leaf = (
+        x509.CertificateBuilder()
+        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, hosts[0])]))
+        .issuer_name(ca_name)
+        .public_key(leaf_key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(x509.SubjectAlternativeName([x509.DNSName(h) for h in hosts]), critical=False)
+        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+        .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
+        .add_extension(
+            x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_key.public_key()), critical=False
+        )
+        .sign(ca_key, hashes.SHA256())
+    )
+    certs = Certs(directory / "ca.pem", directory / "leaf.pem", directory / "leaf.key")
+    certs.ca_pem.write_bytes(ca.public_bytes(serialization.Encoding.PEM))
+    certs.leaf_pem.write_bytes(leaf.public_bytes(serialization.Encoding.PEM))
+    certs.leaf_key.write_bytes(
+        leaf_key.private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+        )
+    )
+    return certs
+
+
+@dataclass
+class Account:
+    """What the fake servers say about the signed-in operator (shapes: compat §10)."""
+
+    email: str = "operator@example.invalid"
+    account_uuid: str = "00000000-0000-4000-8000-0000000000a1"
+    org_uuid: str = "00000000-0000-4000-8000-0000000000b2"
+    org_name: str = "Example Org"
+
+
+@dataclass
+class Recorded:
+    method: str
+    host: str
+    path: str
+    body: Any = None
+
+
+@dataclass
+class Behaviour:
+    token_status: int = 200  # 400 -> invalid_grant
+    refuse_connect: bool = False  # answer CONNECT with 502: the sign-in server is unreachable
+    account: Account = field(default_factory=Account)
+
+
+def token_response(account: Account) -> dict[str, Any]:
+    return {
+        "access_token": "sk-ant-oat01-fake-access-token",
+        "refresh_token": "sk-ant-ort01-fake-refresh-token",
+        "expires_in": 3600,
+        "scope": "user:inference user:profile user:sessions:claude_code",
+        "token_type": "Bearer",
+        "account": {"uuid": account.account_uuid, "email_address": account.email},
+        "organization": {"uuid": account.org_uuid, "name": account.org_name},
+    }
+
+
+def profile_response(account: Account) -> dict[str, Any]:
+    return {
+        "account": {
+            "uuid": account.account_uuid,
+            "email": account.email,
+            "display_name": "Operator",
+            "has_claude_max": True,
+            "has_claude_pro": False,
+        },
+        "organization": {
+            "uuid": account.org_uuid,
+            "name": account.org_name,
+            "organization_type": "claude_max",
+            "billing_type": "stripe_subscription",
+            "rate_limit_tier": "default_claude_max_20x",
+        },
+    }
+
+
+def roles_response(account: Account) -> dict[str, Any]:
+    return {"organization_role": "admin", "workspace_role": None, "organization_name": account.org_name}
+
+
+class _Server(socketserver.ThreadingTCPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+    proxy: LoginProxy
+
+
+class _Tunnel(BaseHTTPRequestHandler):
+    """HTTP/1.1 over the terminated TLS tunnel; `host` is the CONNECT target."""
+
+    protocol_version = "HTTP/1.1"
+    host = ""
+    proxy: LoginProxy
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass  # the requests are recorded, not printed
+
+    def _body(self) -> Any:
+        if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
+            raw = b""
+            while (size := int(self.rfile.readline().strip() or b"0", 16)) > 0:
+                raw += self.rfile.read(size)
+                self.rfile.readline()
+            self.rfile.readline()
+        else:
+            raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        try:
+            return json.loads(raw) if raw else None
+        except ValueError:
+            return raw.decode(errors="replace")
+
+    def _answer(self) -> None:
+        path = self.path.split("?", 1)[0]
+        body = self._body() if self.command in ("POST", "PUT", "PATCH") else None
+        self.proxy.requests.append(Recorded(self.command, self.host, self.path, body))
+        status, payload = self.proxy.respond(self.host, self.command, path)
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _answer
+
+
+class _Connect(socketserver.StreamRequestHandler):
+    server: _Server
+
+    def handle(self) -> None:
+        head = self.rfile.readline().decode("latin-1").split()
+        while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+            pass  # the CONNECT request's headers are not needed
+        proxy = self.server.proxy
+        if len(head) < 2 or head[0] != "CONNECT":
+            self.wfile.write(b"HTTP/1.1 405 Method Not Allowed\r\nContent-Length: 0\r\n\r\n")
+            return
+        host = head[1].rsplit(":", 1)[0]
+        proxy.connects.append(host)
+        if host not in HOSTS or proxy.behaviour.refuse_connect:
+            self.wfile.write(b"HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\n\r\n")
+            return
+        self.wfile.write(b"HTTP/1.1 200 Connection Established\r\n\r\n")
+        self.wfile.flush()
+        try:
+            tls = proxy.tls.wrap_socket(self.connection, server_side=True)
+        except (ssl.SSLError, OSError):
+            return  # the client refused the certificate: nothing to answer
+        handler = type("Tunnel", (_Tunnel,), {"host": host, "proxy": proxy})
+        try:
+            handler(tls, self.client_address, self.server)
+        except (ssl.SSLError, OSError):
+            pass
+        finally:
+            tls.close()
+
+
+class LoginProxy:
+    def __init__(self, certs: Certs, behaviour: Behaviour | None = None) -> None:
+        self.certs = certs
+        self.behaviour = behaviour or Behaviour()
+        self.requests: list[Recorded] = []
+        self.connects: list[str] = []
+        self.tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        self.tls.load_cert_chain(certs.leaf_pem, certs.leaf_key)
+        self.tls.set_alpn_protocols(["http/1.1"])
+        self._server = _Server(("127.0.0.1", 0), _Connect)
+        self._server.proxy = self
+        self._thread = threading.Thread(target=self._server.serve_forever, name="login-proxy", daemon=True)
+
+    @property
+    def url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def env(self) -> dict[str, str]:
+        return {
+            "HTTPS_PROXY": self.url,
+            "https_proxy": self.url,
+            "NODE_EXTRA_CA_CERTS": str(self.certs.ca_pem),
+        }
+
+    def respond(self, host: str, method: str, path: str) -> tuple[int, dict[str, Any]]:
+        account = self.behaviour.account
+        if host == TOKEN_HOST and path == "/v1/oauth/token":
+            if self.behaviour.token_status != 200:
+                return self.behaviour.token_status, INVALID_GRANT
+            return 200, token_response(account)
+        if host == API_HOST and path == "/api/oauth/profile":
+            return 200, profile_response(account)
+        if host == API_HOST and path == "/api/oauth/claude_cli/roles":
+            return 200, roles_response(account)
+        return 200, {}
+
+    def token_requests(self) -> list[Recorded]:
+        return [r for r in self.requests if r.host == TOKEN_HOST and r.path.startswith("/v1/oauth/token")]
+
+    def start(self) -> LoginProxy:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(timeout=5)
+
+    def __enter__(self) -> LoginProxy:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def closed_port() -> int:
+    """A loopback port nothing listens on (bound, then released)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+# --- child-process accounting (the login tests assert nothing is left behind) ---------------
+
+
+class SpawnRecorder:
+    """Stands in for `providers.claude_code.auth._spawn` and keeps every child it starts."""
+
+    def __init__(self, spawn: Any) -> None:
+        self._spawn = spawn
+        self.procs: list[Any] = []
+
+    def __call__(self, argv: list[str], env: dict[str, str]) -> Any:
+        proc = self._spawn(argv, env)
+        self.procs.append(proc)
+        return proc
+
+
+def group_members(pgid: int) -> list[int]:
+    """Live (or zombie) processes in process group `pgid`, read from /proc."""
+    members = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue  # it exited while we looked
+        if int(fields[2]) == pgid:
+            members.append(int(stat.parent.name))
+    return members
+
+
+def leftovers(procs: list[Any]) -> list[str]:
+    """What is still around of these children: unreaped ones, and anything in their groups."""
+    problems = []
+    for proc in procs:
+        if proc.returncode is None:
+            problems.append(f"pid {proc.pid} was never reaped")
+        problems += [f"pid {pid} still runs in group {proc.pid}" for pid in group_members(proc.pid)]
+    return problems
