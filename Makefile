@@ -48,6 +48,7 @@ check:
 	$(PY) manage.py makemigrations --check --dry-run
 	SECRET_KEY="$$($(PY) -c 'import secrets; print(secrets.token_urlsafe(64))')" \
 	LAB_ORIGIN=https://lab.example.com SECURE_SSL_REDIRECT=true SECURE_HSTS_SECONDS=31536000 \
+	SECURE_HSTS_INCLUDE_SUBDOMAINS=true SECURE_HSTS_PRELOAD=true \
 	  $(PY) manage.py check --deploy --fail-level WARNING
 
 # The whole suite on a real PostgreSQL server (started here unless DATABASE_URL is set), then

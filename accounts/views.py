@@ -3,6 +3,7 @@ from __future__ import annotations
 from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth.decorators import login_not_required
+from django.contrib.auth.base_user import AbstractBaseUser
 from django.contrib.auth.forms import SetPasswordForm
 from django.contrib.auth.views import LoginView
 from django.http import HttpRequest, HttpResponse
@@ -43,10 +44,12 @@ def login_link(request: HttpRequest, token: str) -> HttpResponse:
 @never_cache
 @require_http_methods(["GET", "POST"])
 def set_password(request: HttpRequest) -> HttpResponse:
-    form = SetPasswordForm(request.user, request.POST or None)
+    user = request.user
+    assert isinstance(user, AbstractBaseUser)  # LoginRequiredMiddleware: never anonymous here
+    form = SetPasswordForm(user, request.POST or None)
     if request.method == "POST" and form.is_valid():
         form.save()
-        login(request, request.user, backend="django.contrib.auth.backends.ModelBackend")
+        login(request, user, backend="django.contrib.auth.backends.ModelBackend")
         messages.success(request, "Password set.")
         return redirect("runs:list")
     return render(request, "accounts/set_password.html", {"form": form})

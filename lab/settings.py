@@ -38,6 +38,7 @@ def env_bool(name: str, default: bool) -> bool:
         return False
     raise ImproperlyConfigured(f"{name} must be true or false, got {raw!r}")
 
+
 if (BASE_DIR / ".env").exists():
     environ.Env.read_env(BASE_DIR / ".env")  # optional; real environment variables win
 
@@ -252,6 +253,8 @@ _https = _origin.scheme == "https"
 SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = _https
 SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", False)
 SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", False)
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
 if _https:
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 SILENCED_SYSTEM_CHECKS = env.list("LAB_SILENCED_CHECKS", default=[])

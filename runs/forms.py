@@ -11,16 +11,22 @@ from runs import worktrees
 
 
 class NewRunForm(forms.Form):
-    provider = forms.ChoiceField()
+    provider = forms.ChoiceField(choices=())
     repository = forms.CharField(max_length=4096, help_text="Path to a git repository on this machine.")
-    branch = forms.CharField(max_length=200, help_text="A new branch for the run's worktree, or an existing one.")
-    base_ref = forms.CharField(max_length=200, required=False, help_text="Start from this ref (default: HEAD).")
+    branch = forms.CharField(
+        max_length=200, help_text="A new branch for the run's worktree, or an existing one."
+    )
+    base_ref = forms.CharField(
+        max_length=200, required=False, help_text="Start from this ref (default: HEAD)."
+    )
     name = forms.CharField(max_length=48, required=False)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         providers = all_providers()
-        self.fields["provider"].choices = [(p.id, p.display_name()) for p in providers]
+        provider_field = self.fields["provider"]
+        assert isinstance(provider_field, forms.ChoiceField)
+        provider_field.choices = [(p.id, p.display_name()) for p in providers]
         self.fields["provider"].initial = settings.LAB_DEFAULT_PROVIDER
         # The providers' declared spawn options, rendered generically: prefixed by provider id.
         for provider in providers:

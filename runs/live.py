@@ -33,9 +33,11 @@ def catch_up_html(run: Run, epoch: str, seq: int) -> tuple[str, str, int]:
             last = missed[-1].seq
         html = append_html([message_html(m, tail.epoch) for m in missed])
         return html + cursor_html(tail.epoch, last), tail.epoch, last
-    return transcript_html(run, tail.epoch, tail.messages, tail.has_earlier) + cursor_html(
-        tail.epoch, last
-    ), tail.epoch, last
+    return (
+        transcript_html(run, tail.epoch, tail.messages, tail.has_earlier) + cursor_html(tail.epoch, last),
+        tail.epoch,
+        last,
+    )
 
 
 def transcript_html(run: Run, epoch: str, messages: list[Message], has_earlier: bool) -> str:

@@ -78,7 +78,7 @@ class TranscriptIndex:
                 new.extend(read.messages)
                 self.cursor = read.cursor
                 self.state, self.dialog = read.state, read.dialog
-                if read.cursor.offset == before and not read.reset or read.cursor.offset == 0:
+                if (read.cursor.offset == before and not read.reset) or read.cursor.offset == 0:
                     break  # nothing more appended (a reader with a byte budget may need several calls)
             return new, reset
 

@@ -3,7 +3,8 @@
 The watcher wakes on file events (watchfiles' inotify backend, with its grouping tuned down
 from the 1600 ms default: DESIGN.md's latency budget), on the exit of the TUI's process (a
 pidfd, no polling), or when asked. Each wake parses only the appended bytes through the run's
-TranscriptIndex and notifies the run's group; each socket then pulls the messages it lacks. Watchers stop when the run has ended and nobody watches.
+TranscriptIndex and notifies the run's group; each socket then pulls the messages it lacks.
+Watchers stop when the run has ended and nobody watches.
 """
 
 from __future__ import annotations
@@ -140,7 +141,9 @@ class RunWatcher:
         """The synchronous part: liveness, the new messages, the state, rendered once."""
         if not run.is_ended and (self.exited or not services.run_alive(run)):
             services.run_mark_ended(run=run)
-        path = run.transcript_path and get_provider(run.provider_id).locate_transcript(services.run_handle(run))
+        path = run.transcript_path and get_provider(run.provider_id).locate_transcript(
+            services.run_handle(run)
+        )
         if path and path != run.transcript_path:
             # clear/epoch: the provider located a new transcript; adopt it (DESIGN.md).
             Run.objects.filter(pk=run.pk).update(transcript_path=path)
@@ -159,9 +162,17 @@ class RunWatcher:
         provider = get_provider(run.provider_id)
         panel = render_to_string(
             "runs/detail.html#panel",
-            {"run": run, "state": state, "dialog": dialog, "provider_name": provider.display_name(), "oob": True},
+            {
+                "run": run,
+                "state": state,
+                "dialog": dialog,
+                "provider_name": provider.display_name(),
+                "oob": True,
+            },
         )
-        return Snapshot(epoch=epoch, state=str(state), panel_html=panel, next_seq=next_seq, ended=run.is_ended)
+        return Snapshot(
+            epoch=epoch, state=str(state), panel_html=panel, next_seq=next_seq, ended=run.is_ended
+        )
 
     async def publish(self, layer: Any, run: Run, snap: Snapshot) -> None:
         """Notify the run's sockets when anything they show changed; each pulls its own gap."""
@@ -173,7 +184,12 @@ class RunWatcher:
         if snap.state != self.state:
             badge = render_to_string("runs/list.html#badge", {"run": run, "state": snap.state, "oob": True})
             await layer.group_send("lab", {"type": "lab.html", "html": badge})
-        self.epoch, self.next_seq, self.panel, self.state = snap.epoch, snap.next_seq, snap.panel_html, snap.state
+        self.epoch, self.next_seq, self.panel, self.state = (
+            snap.epoch,
+            snap.next_seq,
+            snap.panel_html,
+            snap.state,
+        )
 
 
 def watch_paths(run: Run) -> tuple[str, ...]:
@@ -195,7 +211,7 @@ _loop: asyncio.AbstractEventLoop | None = None
 
 def ensure_watcher(run_id: int) -> RunWatcher:
     """Start the run's watcher in this process if it is not running (idempotent)."""
-    global _loop  # noqa: PLW0603 — the one loop daphne runs; poke() reaches it from threads
+    global _loop
     _loop = asyncio.get_running_loop()
     watcher = _watchers.get(run_id)
     if watcher is None or watcher.task is None or watcher.task.done():

@@ -58,6 +58,6 @@ async def test_it_closes_anonymous_websockets(path, settings):
     communicator = WebsocketCommunicator(
         application, path, headers=[(b"origin", origin.encode()), (b"host", b"127.0.0.1:8000")]
     )
-    connected, code = await communicator.connect()
+    connected, _code = await communicator.connect()
     assert not connected
     await communicator.disconnect()

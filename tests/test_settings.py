@@ -28,7 +28,12 @@ def load_settings(tmp_path: Path, **env: str) -> subprocess.CompletedProcess[str
         "'origins': settings.LAB_ALLOWED_ORIGINS, 'name': str(settings.DATABASES['default']['NAME'])}))"
     )
     return subprocess.run(
-        [sys.executable, "-c", code], cwd=REPO, env={**base, **env}, capture_output=True, text=True, timeout=60
+        [sys.executable, "-c", code],
+        cwd=REPO,
+        env={**base, **env},
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
 
 

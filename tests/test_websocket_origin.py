@@ -2,7 +2,7 @@
 
 import pytest
 from channels.testing import WebsocketCommunicator
-from django.contrib.auth import SESSION_KEY, BACKEND_SESSION_KEY, HASH_SESSION_KEY
+from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
 from django.contrib.sessions.backends.db import SessionStore
 
 from lab.asgi import application
@@ -27,7 +27,11 @@ async def _connect(headers):
 
 @pytest.mark.django_db(transaction=True)
 async def test_it_accepts_the_exact_origin_with_a_session(session_cookie):
-    headers = [(b"origin", b"http://127.0.0.1:8000"), (b"host", b"127.0.0.1:8000"), (b"cookie", session_cookie)]
+    headers = [
+        (b"origin", b"http://127.0.0.1:8000"),
+        (b"host", b"127.0.0.1:8000"),
+        (b"cookie", session_cookie),
+    ]
     assert await _connect(headers)
 
 
@@ -57,5 +61,9 @@ async def test_it_refuses_any_other_origin(session_cookie, origin):
 @pytest.mark.django_db(transaction=True)
 async def test_it_refuses_a_foreign_host_header(session_cookie):
     # DNS rebinding: the page's origin matches the attacker's name, so does the Host.
-    headers = [(b"origin", b"http://127.0.0.1:8000"), (b"host", b"evil.com:8000"), (b"cookie", session_cookie)]
+    headers = [
+        (b"origin", b"http://127.0.0.1:8000"),
+        (b"host", b"evil.com:8000"),
+        (b"cookie", session_cookie),
+    ]
     assert not await _connect(headers)

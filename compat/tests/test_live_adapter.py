@@ -67,7 +67,9 @@ def test_a_reply_while_working_is_queued_and_lands(scripted_model, live_run):
     live_run.refresh()
     assert live_run.last.state == RunState.WORKING
     live_run.provider.reply(live_run.handle, "FOLLOW up while you work")  # the enqueue is the receipt
-    live_run.wait(lambda r: _idle_after(r, "Follow-up handled."), timeout=90, what="the queued prompt's answer")
+    live_run.wait(
+        lambda r: _idle_after(r, "Follow-up handled."), timeout=90, what="the queued prompt's answer"
+    )
     assert "FOLLOW up while you work" in live_run.texts(MessageKind.USER_TEXT)
 
 
@@ -94,11 +96,15 @@ def test_interrupt_of_a_slow_stream_goes_idle_with_a_lifecycle_line(scripted_mod
     live_run.wait(lambda r: r.last.state == RunState.WORKING, what="working")
     live_run.provider.interrupt(live_run.handle)
     live_run.wait(
-        lambda r: r.last.state == RunState.IDLE
-        and any("interrupted" in t.lower() for t in r.texts(MessageKind.LIFECYCLE)),
+        lambda r: (
+            r.last.state == RunState.IDLE
+            and any("interrupted" in t.lower() for t in r.texts(MessageKind.LIFECYCLE))
+        ),
         what="idle with the interruption rendered",
     )
-    assert Tmux(live_run.handle.tmux_socket).has_session(live_run.handle.tmux_session), "one Esc must not quit"
+    assert Tmux(live_run.handle.tmux_socket).has_session(live_run.handle.tmux_session), (
+        "one Esc must not quit"
+    )
 
 
 def test_a_killed_session_is_gone_and_a_reply_says_so(scripted_model, live_run):

@@ -54,7 +54,9 @@ def test_an_undelivered_reply_keeps_the_draft(authed_client, run, fake_provider)
 
 
 def test_an_oversized_reply_gets_413_and_nothing_is_sent(authed_client, run, fake_provider, settings):
-    response = authed_client.post(f"/runs/{run.pk}/reply/", {"text": "x" * (settings.LAB_REPLY_MAX_BYTES + 1)})
+    response = authed_client.post(
+        f"/runs/{run.pk}/reply/", {"text": "x" * (settings.LAB_REPLY_MAX_BYTES + 1)}
+    )
     assert response.status_code == 413
     assert fake_provider.sent == []
 

@@ -45,7 +45,9 @@ class Command(BaseCommand):
             "LAB_AGENT_ENV": json.dumps(agent_env),
         }
         try:
-            subprocess.run([sys.executable, "manage.py", "serve"], env=child_env, cwd=settings.BASE_DIR, check=False)
+            subprocess.run(
+                [sys.executable, "manage.py", "serve"], env=child_env, cwd=settings.BASE_DIR, check=False
+            )
         except KeyboardInterrupt:
             pass
         finally:

@@ -19,5 +19,7 @@ class Command(BaseCommand):
         try:
             token = login_link_issue(username=options["username"])
         except get_user_model().DoesNotExist:
-            raise CommandError(f"No active user {options['username']!r}; start lab once with make run.") from None
+            raise CommandError(
+                f"No active user {options['username']!r}; start lab once with make run."
+            ) from None
         self.stdout.write(f"{settings.LAB_ORIGIN}/account/once/{token}/")
