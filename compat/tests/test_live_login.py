@@ -1,6 +1,6 @@
 """Live: the real `claude auth login` (2.1.328), fully offline, through lab's login routes.
 
-compat §10: the CLI honours HTTPS_PROXY and NODE_EXTRA_CA_CERTS, so a local CONNECT proxy with
+compat §11: the CLI honours HTTPS_PROXY and NODE_EXTRA_CA_CERTS, so a local CONNECT proxy with
 a throwaway CA (compat/login_proxy.py) plays platform.claude.com and api.anthropic.com and the
 whole login runs for real. The agent HOME is private to each test: the operator's credentials
 are never touched. Every test ends with no login child left (the `spawned` fixture).
@@ -93,12 +93,12 @@ def test_the_code_paste_url_is_captured_and_shown(client, provider, spawned):
     assert response.status_code == 200
     html = response.content.decode().replace("&amp;", "&")
     [url] = re.findall(r'class="auth-url" href="([^"]+)"', html)
-    # compat §10: the printed URL is the code-paste flow (the platform's callback page).
+    # compat §11: the printed URL is the code-paste flow (the platform's callback page).
     query = parse_qs(urlsplit(url).query)
     assert url.startswith("https://claude.com/cai/oauth/authorize?")
     assert query["redirect_uri"] == ["https://platform.claude.com/oauth/code/callback"]
     assert f'data-copy="{url}"' in html and 'name="code"' in html
-    # compat §10: $BROWSER got the localhost-redirect URL, same state; shown as the alternative.
+    # compat §11: $BROWSER got the localhost-redirect URL, same state; shown as the alternative.
     [local] = re.findall(r'<details class="auth-alternative">.*?<a href="([^"]+)"', html, re.S)
     local_query = parse_qs(urlsplit(local).query)
     port = urlsplit(local_query["redirect_uri"][0]).port
@@ -115,12 +115,12 @@ def test_the_code_reaches_the_cli_and_the_status_flips(client, provider, spawned
     response = client.post(CODE, {"code": f"fake-code-123#{state_of(url)}"}, headers=HX)
     assert response.status_code == 200, response.content
     assert f"Logged in as <strong>{EMAIL}</strong>" in response.content.decode()
-    # compat §10: CODE#STATE is split; the code goes to the token endpoint with the state.
+    # compat §11: CODE#STATE is split; the code goes to the token endpoint with the state.
     [token] = proxy.token_requests()
     assert token.body["grant_type"] == "authorization_code"
     assert token.body["code"] == "fake-code-123"
     assert token.body["state"] == state_of(url)
-    # compat §10: the prompt has no newline, so the success line arrives glued to it (stdout).
+    # compat §11: the prompt has no newline, so the success line arrives glued to it (stdout).
     stdout = [line for stream, line in _drain(login) if stream == "stdout"]
     assert "Paste code here if prompted > Login successful." in stdout
     assert login.proc.returncode == 0
@@ -136,7 +136,7 @@ def test_a_refused_code_gives_the_clis_reason(client, provider, spawned, proxy):
     response = client.post(CODE, {"code": f"stale#{state_of(url)}"}, headers=JSON)
     assert response.status_code == 400
     assert response.json()["error"] == "invalid_code"
-    # compat §10: the CLI's own words, on stderr after `Couldn't log in: `.
+    # compat §11: the CLI's own words, on stderr after `Couldn't log in: `.
     assert response.json()["message"].startswith("That code wasn't accepted. It may be incomplete, expired")
     assert client.get(STATUS, headers=JSON).json()["status"]["logged_in"] is False
     no_children_left(spawned)
@@ -189,7 +189,7 @@ def test_logout_after_a_login(client, provider, spawned):
     response = client.post(LOGOUT, headers=HX)
     assert response.status_code == 200
     assert "Not logged in" in response.content.decode()
-    assert not (provider.home() / ".claude" / ".credentials.json").exists()  # compat §10
+    assert not (provider.home() / ".claude" / ".credentials.json").exists()  # compat §11
     assert client.get(STATUS, headers=JSON).json()["status"]["logged_in"] is False
     no_children_left(spawned)
 
@@ -214,7 +214,7 @@ def test_a_second_start_kills_the_first(client, provider, spawned):
 
 
 def test_browser_is_one_program_path_not_split(provider, tmp_path):
-    """compat §10: why auth.py generates a wrapper instead of `BROWSER="python script file"`."""
+    """compat §11: why auth.py generates a wrapper instead of `BROWSER="python script file"`."""
     capture = tmp_path / "captured"
     wrapper = auth.write_browser_wrapper(tmp_path, capture)
     env = {**auth._env(provider), "BROWSER": f"{wrapper} extra-arg"}
@@ -235,7 +235,7 @@ def test_auth_status_is_json_with_rc_1_when_logged_out(provider):
     done = subprocess.run(
         [provider.binary(), "auth", "status"], env=auth._env(provider), capture_output=True, timeout=30
     )
-    assert done.returncode == 1  # compat §10
+    assert done.returncode == 1  # compat §11
     assert auth.parse_status(done.returncode, done.stdout).logged_in is False
     assert b'"loggedIn": false' in done.stdout and b'"authMethod": "none"' in done.stdout
 

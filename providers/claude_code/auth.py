@@ -1,6 +1,6 @@
 """Claude Code login through the CLI's own `claude auth` commands, never through a TUI pane.
 
-compat §10 (pinned in compat/COMPAT-login.md): `claude auth status` prints JSON (rc 1 when
+compat §11 (pinned in compat/COMPAT-login.md): `claude auth status` prints JSON (rc 1 when
 logged out); `claude auth login`, run with pipes, prints the code-paste URL on one line, waits
 for `CODE#STATE` on stdin, and ends with `Login successful.` (rc 0) or `Couldn't log in: <reason>`
 (rc 1). It also runs $BROWSER with a second, localhost-redirect URL; lab's BROWSER records it.
@@ -49,9 +49,9 @@ KILL_GRACE_S = 3.0  # SIGTERM ends the CLI in ~0.1 s (rc 143); SIGKILL after thi
 MAX_LINE = 64 * 1024
 MAX_URL = 8192
 MAX_CODE = 512
-CODE_RE = re.compile(r"[A-Za-z0-9_\-#.~]+")  # compat §10: CODE#STATE, both URL-safe base64
+CODE_RE = re.compile(r"[A-Za-z0-9_\-#.~]+")  # compat §11: CODE#STATE, both URL-safe base64
 
-# compat §10 line formats (verified by compat/tests/test_live_login.py). Success is rc 0,
+# compat §11 line formats (verified by compat/tests/test_live_login.py). Success is rc 0,
 # confirmed by `auth status`; the `Login successful.` line is pinned by the live test only.
 VISIT_MARK = "If the browser didn't open, visit: "
 FAILURE_MARK = "Couldn't log in: "
@@ -83,7 +83,7 @@ def auth_status(provider: ClaudeCodeProvider) -> AuthStatus:
 
 
 def parse_status(returncode: int, stdout: bytes) -> AuthStatus:
-    """compat §10: JSON on stdout; rc 0 logged in, rc 1 logged out."""
+    """compat §11: JSON on stdout; rc 0 logged in, rc 1 logged out."""
     try:
         data = orjson.loads(stdout)
     except orjson.JSONDecodeError:
@@ -152,7 +152,7 @@ def login_code(provider: ClaudeCodeProvider, code: str) -> AuthStatus:
     with _locked(provider.id):
         login = _claim(provider.id)
         try:
-            # The code goes to stdin only: never argv, never a log line (compat §10).
+            # The code goes to stdin only: never argv, never a log line (compat §11).
             assert login.proc.stdin is not None
             login.proc.stdin.write(code.encode() + b"\n")
             login.proc.stdin.flush()
@@ -240,7 +240,7 @@ def _spawn(argv: list[str], env: dict[str, str]) -> subprocess.Popen[bytes]:
 
 
 def write_browser_wrapper(workdir: Path, capture_file: Path) -> Path:
-    """compat §10: the CLI runs $BROWSER as one program path (it does not split on spaces),
+    """compat §11: the CLI runs $BROWSER as one program path (it does not split on spaces),
     so BROWSER is a generated wrapper in lab's private 0700 directory."""
     script = Path(__file__).with_name("browser_capture.py")
     command = shlex.join([sys.executable, "-I", "-S", str(script), str(capture_file)])
@@ -271,7 +271,7 @@ def _launch(provider: ClaudeCodeProvider) -> _Login:
 
 def _read_lines(name: str, stream: IO[bytes], lines: queue.Queue[tuple[str, str | None]]) -> None:
     # Line-oriented: the prompt `Paste code here if prompted > ` has no newline, so it only
-    # ever arrives glued to the next line (compat §10); nothing here waits for it.
+    # ever arrives glued to the next line (compat §11); nothing here waits for it.
     try:
         for raw in iter(lambda: stream.readline(MAX_LINE), b""):
             lines.put((name, raw.decode("utf-8", "replace").rstrip("\r\n")))
@@ -339,7 +339,7 @@ def _checked_url(url: str) -> str:
 
 
 def localhost_port(url: str) -> int | None:
-    """compat §10: the BROWSER URL's redirect_uri is http://localhost:<port>/callback."""
+    """compat §11: the BROWSER URL's redirect_uri is http://localhost:<port>/callback."""
     redirect = parse_qs(urlsplit(url).query).get("redirect_uri", [""])[0]
     parts = urlsplit(redirect)
     try:

@@ -1,4 +1,4 @@
-"""providers.claude_code.auth against a stand-in `claude` that prints the compat §10 lines.
+"""providers.claude_code.auth against a stand-in `claude` that prints the compat §11 lines.
 
 Fast and deterministic: timeouts, reaping and one-login-at-a-time. The real binary is driven by
 compat/tests/test_live_login.py.
@@ -29,7 +29,7 @@ LOCAL_URL = (
     "&redirect_uri=http%3A%2F%2Flocalhost%3A4321%2Fcallback&state=S"
 )
 
-# A stand-in for `claude auth ...`; FAKE_MODE picks the behaviour. The lines are compat §10's.
+# A stand-in for `claude auth ...`; FAKE_MODE picks the behaviour. The lines are compat §11's.
 FAKE_CLI = f"""#!{sys.executable}
 import json, os, subprocess, sys, time
 mode = os.environ.get("FAKE_MODE", "ok")
@@ -279,7 +279,7 @@ def test_validate_code_accepts(code):
 
 
 def test_parse_status_account_login():
-    # compat §10, after an account login (abridged).
+    # compat §11, after an account login (abridged).
     out = {
         "loggedIn": True,
         "authMethod": "claude.ai",
