@@ -1,6 +1,6 @@
 """The BROWSER program lab hands `claude auth login`: it records the URL and opens nothing.
 
-compat §10: the CLI runs `$BROWSER <url>` once, with the localhost-redirect URL. It does not
+compat §11: the CLI runs `$BROWSER <url>` once, with the localhost-redirect URL. It does not
 split $BROWSER on spaces, so auth.py points BROWSER at a generated one-line wrapper that runs
 `python -I -S browser_capture.py <capture file> <url>`.
 

@@ -91,7 +91,7 @@ class ClaudeCodeProvider(AgentProvider):
             SpawnOption(
                 name="permission_mode",
                 label="Permission mode",
-                # compat §12: the --permission-mode choices 2.1.328 accepts (bypass needs a
+                # compat §4: the --permission-mode choices 2.1.328 accepts (bypass needs a
                 # sandbox and is never offered).
                 choices=(
                     ("default", "Ask before each action (manual)"),
@@ -147,7 +147,7 @@ class ClaudeCodeProvider(AgentProvider):
         allowed = {v for v, _ in self.spawn_options()[0].choices}
         if mode not in allowed:
             raise SpawnFailed(f"Unknown permission mode {mode!r}.")
-        # compat §12: the UI's "manual" is --permission-mode manual; the transcript says default.
+        # compat §4: the UI's "manual" is --permission-mode manual; the transcript says default.
         argv += ["--permission-mode", "manual" if mode == "default" else mode]
         if model := options.get("model", ""):
             if not re.fullmatch(r"[a-z0-9.\-]{1,64}", model):
@@ -187,7 +187,7 @@ class ClaudeCodeProvider(AgentProvider):
     # --- transcript ------------------------------------------------------------------------
 
     def locate_transcript(self, run: RunHandle) -> str:
-        """compat §6: /clear writes a new <uuid>.jsonl and SessionStart(source=clear) names it.
+        """compat §5: /clear writes a new <uuid>.jsonl and SessionStart(source=clear) names it.
         The newest SessionStart in the spool wins; the spawn-time path otherwise."""
         root = self.transcript_root().resolve()
         for event in reversed(spool_events(run.spool_dir)):
@@ -276,7 +276,7 @@ class ClaudeCodeProvider(AgentProvider):
         return False
 
     def interrupt(self, run: RunHandle) -> None:
-        # compat §11: one Esc stops a working turn. Never two (at idle a double Esc opens
+        # compat §9: one Esc stops a working turn. Never two (at idle a double Esc opens
         # Rewind) and never Ctrl-C (a second one at idle exits the CLI).
         tmux = Tmux(run.tmux_socket)
         if not tmux.has_session(run.tmux_session):
@@ -337,7 +337,7 @@ def records_prompt(line: bytes, want: str) -> bool:
     elif kind == "user" and not entry.get("isMeta"):
         content = (entry.get("message") or {}).get("content")
     elif kind == "system" and entry.get("subtype") == "local_command":
-        content = entry.get("content")  # compat §6: /context echoes as a system entry
+        content = entry.get("content")  # compat §2: /context echoes as a system entry
     else:
         return False
     if not isinstance(content, str):
