@@ -26,6 +26,7 @@ from providers.registry import get_provider
 from providers.schema import RunState
 from providers.tmux import Tmux
 from runs import services
+from runs.leases import WatchLease
 from runs.models import Run
 from runs.transcripts import transcript_index
 
@@ -36,6 +37,9 @@ WATCH_STEP_MS = 3
 WATCH_DEBOUNCE_MS = 50
 # Only where a pidfd is unavailable: how often to ask tmux whether the session is still there.
 LIVENESS_FALLBACK_S = 5.0
+# A worker without the run's watch lease retries this often, so a dead holder is replaced
+# within a few seconds (the lease is PostgreSQL's; the transcript itself is never polled).
+LEASE_RETRY_S = 2.0
 
 
 @dataclass
@@ -60,6 +64,22 @@ class RunWatcher:
     exited: bool = False
 
     async def main(self) -> None:
+        lease = WatchLease(self.run_id)
+        try:
+            while not await sync_to_async(lease.try_acquire, thread_sensitive=False)():
+                # Another worker watches this run; its notifications reach our sockets through
+                # the shared channel layer. Stand by to take over if it dies.
+                self.wake.clear()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self.wake.wait(), LEASE_RETRY_S)
+                if self.subscribers <= 0:
+                    return
+            await self.lead()
+        finally:
+            await sync_to_async(lease.release, thread_sensitive=False)()
+            _watchers.pop(self.run_id, None)
+
+    async def lead(self) -> None:
         layer = get_channel_layer()
         watch_task: asyncio.Task[None] | None = None
         watched: tuple[str, ...] = ()
@@ -100,7 +120,6 @@ class RunWatcher:
                 with contextlib.suppress(Exception):
                     asyncio.get_running_loop().remove_reader(pidfd)
                 os.close(pidfd)
-            _watchers.pop(self.run_id, None)
 
     async def watch(self, paths: tuple[str, ...]) -> None:
         wanted = set(paths)
