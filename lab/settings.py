@@ -153,6 +153,7 @@ INSTALLED_APPS = [
     "runs",
     "auth_flows",
     "seeding",
+    "compat",  # management commands only: make demo, the scripted model
 ]
 
 MIDDLEWARE = [

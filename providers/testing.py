@@ -17,7 +17,13 @@ from collections.abc import Hashable, Mapping, Sequence
 from pathlib import Path
 
 from providers.base import AgentProvider
-from providers.errors import DialogNotAnswerable, InvalidCode, ReplyNotDelivered, SessionGone
+from providers.errors import (
+    DialogNotAnswerable,
+    InvalidCode,
+    LoginFailed,
+    ReplyNotDelivered,
+    SessionGone,
+)
 from providers.jsonl import read_lines
 from providers.sanitize import sanitize_text
 from providers.schema import (
@@ -65,6 +71,9 @@ class FakeProvider(AgentProvider):
         self.logged_in = False
         self.pending_login = False
         self.deliver = True  # False: reply raises ReplyNotDelivered, as a TUI that drops text
+        # The fake's scripted model: each reply consumes one answer (appended as the assistant's,
+        # turn over); with none scripted the turn stays working until interrupt().
+        self.script: list[str] = []
 
     def display_name(self) -> str:
         return "Fake Agent"
@@ -83,7 +92,11 @@ class FakeProvider(AgentProvider):
         ]
 
     def spawn_options(self) -> list[SpawnOption]:
-        return [SpawnOption(name="speed", label="Speed", choices=(("slow", "Slow"), ("fast", "Fast")), default="fast")]
+        return [
+            SpawnOption(
+                name="speed", label="Speed", choices=(("slow", "Slow"), ("fast", "Fast")), default="fast"
+            )
+        ]
 
     def spawn(self, run: RunHandle, options: Mapping[str, str]) -> SpawnResult:
         session_id = str(uuid.uuid4())
@@ -114,17 +127,28 @@ class FakeProvider(AgentProvider):
                 entry = json.loads(raw)
                 kind = MessageKind(entry["kind"])
             except (ValueError, KeyError, TypeError):
-                messages.append(Message(seq=seq, kind=MessageKind.LIFECYCLE, text="unreadable line", is_error=True))
+                messages.append(
+                    Message(seq=seq, kind=MessageKind.LIFECYCLE, text="unreadable line", is_error=True)
+                )
                 seq += 1
                 continue
             messages.append(Message(seq=seq, kind=kind, text=str(entry.get("text", ""))))
             seq += 1
-            state = RunState.WORKING if kind is MessageKind.USER_TEXT else RunState(entry.get("state", "idle"))
+            # An explicit state wins, so the fake's clear echo ("/new", state idle) derives idle
+            # as the seam requires of a lone command echo; a plain prompt starts a turn.
+            if "state" in entry:
+                state = RunState(entry["state"])
+            else:
+                state = RunState.WORKING if kind is MessageKind.USER_TEXT else RunState.IDLE
         last_dialog = _pending_dialog(path)
         if last_dialog is not None:
             dialog = last_dialog
-        new_cursor = Cursor(path=path, offset=lines.offset, inode=lines.inode, next_seq=seq, provider_state=state)
-        return TranscriptRead(messages=messages, cursor=new_cursor, state=state, dialog=dialog, reset=lines.reset)
+        new_cursor = Cursor(
+            path=path, offset=lines.offset, inode=lines.inode, next_seq=seq, provider_state=state
+        )
+        return TranscriptRead(
+            messages=messages, cursor=new_cursor, state=state, dialog=dialog, reset=lines.reset
+        )
 
     def reply(self, run: RunHandle, text: str) -> None:
         text = sanitize_text(text, max_bytes=64 * 1024)
@@ -140,6 +164,10 @@ class FakeProvider(AgentProvider):
             fake_append(path, kind="user_text", text="/new", state="idle")
             return
         fake_append(path, kind="user_text", text=text)
+        with self.lock:
+            answer = self.script.pop(0) if self.script else None
+        if answer is not None:
+            fake_append(path, kind="assistant_text", text=answer, state="idle")
 
     def interrupt(self, run: RunHandle) -> None:
         with self.lock:
@@ -156,7 +184,9 @@ class FakeProvider(AgentProvider):
         fake_append(path, kind="tool_result", text=f"answered {dialog.tool_use_id}", state="working")
 
     def auth_status(self) -> AuthStatus:
-        return AuthStatus(logged_in=self.logged_in, method="fake", account="fake@example.invalid" if self.logged_in else "")
+        return AuthStatus(
+            logged_in=self.logged_in, method="fake", account="fake@example.invalid" if self.logged_in else ""
+        )
 
     def login_start(self) -> LoginStart:
         self.pending_login = True
@@ -237,3 +267,32 @@ class FakeWithoutDeepLinker(FakeProvider, FakeLiveSignals, FakeConnectingReporte
 
 class FakeWithoutConnecting(FakeProvider, FakeLiveSignals, FakeDeepLinker):
     id = "fake-no-connecting"
+
+
+class FakeApiKeyProvider(FullFakeProvider):
+    """The fake with an api-key auth flow: no browser sign-in, a named credential instead."""
+
+    id = "fake-api-key"
+
+    def display_name(self) -> str:
+        return "Keyed Fake Agent"
+
+    def auth_flow(self) -> AuthFlow:
+        return AuthFlow(
+            kind=AuthFlowKind.API_KEY,
+            instructions="Set the key in lab's agent environment and restart lab.",
+            credential_name="FAKE_API_KEY",
+        )
+
+    def auth_status(self) -> AuthStatus:
+        key = os.environ.get("FAKE_API_KEY", "")
+        return AuthStatus(logged_in=bool(key), method="api-key", detail="" if key else "No key is set.")
+
+    def login_start(self) -> LoginStart:
+        raise LoginFailed("This provider signs in with a key, not in the browser.")
+
+    def login_code(self, code: str) -> AuthStatus:
+        raise InvalidCode("This provider takes no login code.")
+
+    def logout(self) -> AuthStatus:
+        return self.auth_status()

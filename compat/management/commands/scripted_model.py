@@ -6,7 +6,7 @@ from django.core.management.base import BaseCommand, CommandParser
 
 
 class Command(BaseCommand):
-    help = "Run the project's scripted Anthropic-API model (compat/) standalone, for demos and by-hand tests."
+    help = "Run the project's scripted model server (compat/) standalone, for demos and by-hand tests."
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--port", type=int, default=8787)

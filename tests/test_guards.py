@@ -1,0 +1,316 @@
+"""Provider-neutral by construction: the guards that keep the generic core from naming a provider.
+
+Two guards, each with a self-test that plants a leak in a copy and watches it fail:
+- imports: lab, accounts, runs, auth_flows and seeding import no concrete adapter. lint-imports
+  (`make lint`) enforces the [tool.importlinter] contracts; the tests here keep those contracts
+  complete as adapters are added (every providers/<name>/ package is forbidden, found on disk,
+  not listed by hand) and re-check the rule with grimp independently of the config.
+- copy: no template or static file hardcodes a registered provider's name, id or domain; the
+  display name reaches the page only through `provider_name` / `card.name` (display_name()).
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+import grimp
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+GENERIC = ("lab", "accounts", "runs", "auth_flows", "seeding")
+# The seam: generic modules of providers/ that the generic core may import.
+SEAM = {"base", "schema", "errors", "registry", "testing", "tmux", "sanitize", "jsonl"}
+# Modules of an adapter that must stay Django-free whenever an adapter has them (STYLE.md:
+# parsing and recipes test without a database).
+PURE_ADAPTER_MODULES = ("transcript", "recipes", "dialogs", "commands", "spool", "hook_spool")
+# Provider domains and vendors, beyond what the registry declares.
+DOMAINS = (
+    "anthropic",
+    "claude.ai",
+    "claude.com",
+    "openai",
+    "chatgpt.com",
+    "gemini.google.com",
+    "generativelanguage.googleapis.com",
+)
+
+
+# --- imports -------------------------------------------------------------------------------
+
+
+def concrete_adapters(root: Path = REPO) -> list[str]:
+    """Every providers/<name>/ package: anything with an __init__.py that is not the tests."""
+    return sorted(
+        f"providers.{p.parent.name}"
+        for p in (root / "providers").glob("*/__init__.py")
+        if p.parent.name != "tests" and not p.parent.name.startswith(("_", "."))
+    )
+
+
+def importlinter_config(root: Path = REPO) -> dict:
+    return tomllib.loads((root / "pyproject.toml").read_text())["tool"]["importlinter"]
+
+
+def no_adapter_contract(config: dict) -> dict:
+    (contract,) = [
+        c
+        for c in config["contracts"]
+        if c["type"] == "forbidden" and set(GENERIC) <= set(c["source_modules"])
+    ]
+    return contract
+
+
+def contract_gaps(root: Path = REPO) -> list[str]:
+    """What the importlinter config misses for the adapters and modules that exist on disk."""
+    config = importlinter_config(root)
+    gaps = []
+    forbidden = set(no_adapter_contract(config)["forbidden_modules"])
+    for adapter in concrete_adapters(root):
+        if adapter not in forbidden:
+            gaps.append(f"{adapter}: not in the forbidden_modules of 'The generic core never imports…'")
+    apps = set(config["root_packages"]) - {"providers", "compat"}
+    missing_sources = apps - set(no_adapter_contract(config)["source_modules"])
+    if missing_sources:
+        gaps.append(f"root packages {sorted(missing_sources)} are not sources of the no-adapter contract")
+    (no_django,) = [c for c in config["contracts"] if c["forbidden_modules"] == ["django"]]
+    for adapter in concrete_adapters(root):
+        for name in PURE_ADAPTER_MODULES:
+            module = f"{adapter}.{name}"
+            if (root / module.replace(".", "/")).with_suffix(".py").exists() and module not in set(
+                no_django["source_modules"]
+            ):
+                gaps.append(f"{module}: not in the source_modules of the no-Django contract")
+    return gaps
+
+
+def adapter_import_chains(root_packages: list[str], adapters: list[str]) -> list[str]:
+    """Import chains from a generic package to an adapter, found by grimp (the graph library
+    lint-imports runs on), independently of how the contracts are written."""
+    graph = grimp.build_graph(*root_packages, cache_dir=None)
+    chains = []
+    for generic in GENERIC:
+        for adapter in adapters:
+            for chain in sorted(graph.find_shortest_chains(importer=generic, imported=adapter)):
+                chains.append(" -> ".join(chain))
+    return chains
+
+
+def test_every_concrete_adapter_is_forbidden_to_the_generic_core():
+    assert concrete_adapters(), "providers/ holds at least the claude_code adapter"
+    gaps = contract_gaps()
+    assert not gaps, "pyproject.toml [tool.importlinter] is incomplete:\n" + "\n".join(gaps)
+
+
+def test_the_seam_modules_are_the_only_generic_ones_in_providers():
+    # A new module at providers/ top level is seam: it must be one the generic core may use,
+    # else it belongs inside an adapter package.
+    top = {p.stem for p in (REPO / "providers").glob("*.py")} - {"__init__"}
+    assert top <= SEAM, f"unexpected seam modules {sorted(top - SEAM)}: add to SEAM or move into an adapter"
+
+
+def test_no_generic_package_reaches_an_adapter():
+    roots = importlinter_config()["root_packages"]
+    chains = adapter_import_chains(roots, concrete_adapters())
+    assert not chains, "the generic core reaches an adapter:\n" + "\n".join(chains)
+
+
+def _copy_packages(dst: Path) -> None:
+    for name in importlinter_config()["root_packages"]:
+        shutil.copytree(REPO / name, dst / name, ignore=shutil.ignore_patterns("__pycache__", "fixtures"))
+    shutil.copy(REPO / "pyproject.toml", dst / "pyproject.toml")
+
+
+def _plant(path: Path, line: str) -> None:
+    path.write_text(f"{line}\n{path.read_text()}")
+
+
+def test_lint_imports_fails_on_a_generic_module_importing_the_adapter(tmp_path):
+    _copy_packages(tmp_path)
+    _plant(tmp_path / "runs" / "services.py", "import providers.claude_code  # planted leak")
+    out = subprocess.run(
+        [str(Path(sys.executable).with_name("lint-imports")), "--no-cache"],
+        cwd=tmp_path,
+        env={"PYTHONPATH": str(tmp_path), "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode != 0, out.stdout
+    assert "The generic core never imports a concrete adapter BROKEN" in out.stdout
+    assert "runs.services -> providers.claude_code" in out.stdout
+
+
+def test_a_new_adapter_package_must_join_the_contract(tmp_path):
+    _copy_packages(tmp_path)
+    (tmp_path / "providers" / "codex").mkdir()
+    (tmp_path / "providers" / "codex" / "__init__.py").write_text("")
+    (tmp_path / "providers" / "codex" / "transcript.py").write_text("")
+    assert contract_gaps(tmp_path) == [
+        "providers.codex: not in the forbidden_modules of 'The generic core never imports…'",
+        "providers.codex.transcript: not in the source_modules of the no-Django contract",
+    ]
+
+
+def test_grimp_finds_a_planted_chain_to_a_new_adapter(tmp_path):
+    # In a subprocess: grimp locates packages by import name, and this process already
+    # imported the real ones.
+    _copy_packages(tmp_path)
+    (tmp_path / "providers" / "codex").mkdir()
+    (tmp_path / "providers" / "codex" / "__init__.py").write_text("")
+    _plant(tmp_path / "auth_flows" / "views.py", "from providers import codex  # planted leak")
+    script = (
+        "import sys; sys.path[:0] = [sys.argv[1], sys.argv[2]]\n"
+        "from tests.test_guards import adapter_import_chains, concrete_adapters, importlinter_config\n"
+        "from pathlib import Path\n"
+        "root = Path(sys.argv[1])\n"
+        "print('\\n'.join(adapter_import_chains(importlinter_config(root)['root_packages'],"
+        " concrete_adapters(root))))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path), str(REPO)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr
+    assert "auth_flows.views -> providers.codex" in out.stdout.splitlines()
+
+
+# --- copy ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Leak:
+    path: str
+    line: int
+    term: str
+    text: str
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}: {self.term!r} in {self.text.strip()[:120]!r}"
+
+
+def provider_terms() -> dict[str, str]:
+    """term -> why it is forbidden: every known provider's display name, id and brand (the
+    id's first word), from the registry's own declarations, plus the fixed domains."""
+    from django.conf import settings
+    from django.utils.module_loading import import_string
+
+    terms: dict[str, str] = {}
+    for provider_id, dotted in settings.LAB_KNOWN_PROVIDERS.items():
+        provider = import_string(dotted)()
+        brand = provider_id.split("-")[0]
+        for term in (provider.display_name(), provider.id, brand):
+            if len(term) >= 4:
+                terms.setdefault(term, f"{provider_id} (from the registry)")
+    for domain in DOMAINS:
+        terms.setdefault(domain, "a provider domain")
+    return terms
+
+
+def frontend_files(root: Path = REPO) -> list[Path]:
+    """Templates and lab's own static files; vendored third-party files are not lab's copy."""
+    files = [p for p in (root / "templates").rglob("*") if p.is_file()]
+    for p in (root / "static").rglob("*"):
+        if not p.is_file() or "vendor" in p.parts or ".min." in p.name:
+            continue
+        files.append(p)
+    return sorted(files)
+
+
+def copy_leaks(root: Path = REPO, terms: dict[str, str] | None = None) -> list[Leak]:
+    terms = provider_terms() if terms is None else terms
+    # Case-insensitive, on word edges: "Claude", "claude.ai", "CLAUDE_" all count; "claudette"
+    # would not. Longest first so a line reports its most specific term.
+    patterns = [
+        (term, re.compile(rf"(?<![A-Za-z0-9]){re.escape(term)}(?![A-Za-z])", re.IGNORECASE))
+        for term in sorted(terms, key=len, reverse=True)
+    ]
+    leaks = []
+    for path in frontend_files(root):
+        for number, line in enumerate(path.read_text(errors="replace").splitlines(), 1):
+            for term, pattern in patterns:
+                if pattern.search(line):
+                    leaks.append(Leak(str(path.relative_to(root)), number, term, line))
+                    break
+    return leaks
+
+
+def test_the_terms_come_from_the_registry():
+    terms = provider_terms()
+    assert {"Claude Code", "claude-code", "claude", "anthropic", "claude.ai"} <= set(terms)
+
+
+def test_no_template_or_static_file_names_a_provider():
+    leaks = copy_leaks()
+    assert not leaks, "provider names belong to display_name(), not the page:\n" + "\n".join(map(str, leaks))
+
+
+def test_the_copy_guard_names_file_and_line_of_a_planted_leak(tmp_path):
+    shutil.copytree(REPO / "templates", tmp_path / "templates")
+    shutil.copytree(REPO / "static", tmp_path / "static")
+    detail = tmp_path / "templates" / "runs" / "detail.html"
+    lines = detail.read_text().splitlines()
+    lines.insert(2, "<p>Claude is thinking…</p>")
+    detail.write_text("\n".join(lines) + "\n")
+    with (tmp_path / "static" / "lab" / "lab.js").open("a") as f:
+        f.write('\nconst help = "https://claude.ai/settings";\n')
+    vendored = tmp_path / "static" / "lab" / "vendor"
+    vendored.mkdir()
+    (vendored / "sdk.js").write_text("// anthropic sdk\n")  # third-party: not lab's copy
+    leaks = [str(leak) for leak in copy_leaks(tmp_path)]
+    js_line = len((tmp_path / "static" / "lab" / "lab.js").read_text().splitlines())
+    assert leaks == [
+        f"static/lab/lab.js:{js_line}: 'claude.ai' in 'const help = \"https://claude.ai/settings\";'",
+        "templates/runs/detail.html:3: 'claude' in '<p>Claude is thinking…</p>'",
+    ]
+
+
+# Every user-facing spot that names the provider, and the variable it must use.
+NAME_SPOTS = {
+    "templates/runs/detail.html": [
+        "{{ provider_name }} needs input",
+        "{{ provider_name }} asks",
+        "· {{ provider_name }} ·",
+    ],
+    "templates/auth_flows/card.html": [
+        "<h2>{{ card.name }}</h2>",
+        "Log in to {{ card.name }}",
+        "Log out of {{ card.name }}",
+        "Sign in to {{ card.name }}",
+    ],
+}
+
+
+@pytest.mark.parametrize("template", NAME_SPOTS)
+def test_templates_take_the_name_from_display_name(template):
+    text = (REPO / template).read_text()
+    for spot in NAME_SPOTS[template]:
+        assert spot in text, f"{template}: expected {spot!r}"
+
+
+def test_the_views_put_display_name_into_the_context():
+    # provider_name and card.name are the only ways in; each is display_name() at its source.
+    sources = {
+        "runs/views.py": '"provider_name": provider.display_name()',
+        "runs/watcher.py": '"provider_name": provider.display_name()',
+        "auth_flows/services.py": "name=provider.display_name()",
+    }
+    for path, needle in sources.items():
+        assert needle in (REPO / path).read_text(), f"{path}: {needle!r}"
+
+
+def test_every_needs_input_badge_uses_the_name_variable():
+    for path in frontend_files():
+        for number, line in enumerate(path.read_text(errors="replace").splitlines(), 1):
+            # "X needs input" is the one state sentence that names its subject: the subject
+            # must be a template variable, never a literal.
+            for match in re.finditer(r"(\S+)\s+needs input\b", line):
+                assert match.group(1) == "}}", f"{path.relative_to(REPO)}:{number}: {match.group(0)!r}"
