@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 import secrets
 import threading
+from collections import deque
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -126,43 +127,86 @@ def _run_lock(run_id: int) -> threading.Lock:
 
 
 def pending_dialog(run: Run) -> Dialog | None:
-    """The dialog the agent waits on now: the live channel first, the transcript otherwise."""
+    """The dialog the agent waits on now: the live channel first (it often knows before the
+    transcript has the tool_use), the transcript otherwise. The transcript is advanced first,
+    so a provider that reconciles its live channel with tool_results it read (a declined
+    picker gets no closing hook) answers from both."""
     from runs.transcripts import transcript_tail
 
     provider = get_provider(run.provider_id)
-    handle = run_handle(run)
+    tail = transcript_tail(run, limit=1)
     if isinstance(provider, LiveSignals):
-        dialog = provider.pending_dialog(handle)
+        dialog = provider.pending_dialog(run_handle(run))
         if dialog is not None:
             return dialog
-    return transcript_tail(run).dialog
+    return tail.dialog
 
 
-def dialog_answer(*, run: Run, tool_use_id: str, answers: Sequence[Answer]) -> None:
+def dialog_answer(*, run: Run, tool_use_id: str, answers: Sequence[Answer], decline: bool = False) -> None:
     """Generic guards: one answer at a time per run, for the dialog pending *now* (re-read
-    under the lock), so a stale or second submit is refused and nothing is sent."""
+    under the lock), so a stale or second submit is refused and nothing is sent.
+
+    `decline` declines the dialog; it reaches the provider as an empty answers sequence."""
     handle = _require_live(run)
     provider = get_provider(run.provider_id)
     lock = _run_lock(run.pk)
     if not lock.acquire(blocking=False):
-        raise StaleDialog("Another answer to this run is being sent.")
+        raise StaleDialog("Another answer to this dialog is being sent.")
     try:
         if (run.pk, tool_use_id) in _answered:
             raise StaleDialog("This dialog has already been answered.")
         dialog = pending_dialog(run)
         if dialog is None or dialog.tool_use_id != tool_use_id:
             raise StaleDialog("This dialog is no longer waiting for an answer.")
-        if len(answers) != len(dialog.all_questions):
-            raise DialogNotAnswerable("Answer every question.")
-        provider.answer_dialog(handle, dialog, answers)
-        _answered.add((run.pk, tool_use_id))
+        if decline:
+            answers = ()
+        else:
+            check_answers(dialog, answers)
+        try:
+            provider.answer_dialog(handle, dialog, answers)
+        except DialogNotAnswerable:
+            raise  # refused before anything was sent: the operator may correct and resubmit
+        except SessionGone:
+            raise
+        except Exception:
+            # Keys may have reached the TUI: never offer the same dialog a second sequence.
+            _remember_answered(run.pk, tool_use_id)
+            raise
+        _remember_answered(run.pk, tool_use_id)
     finally:
         lock.release()
 
 
+def check_answers(dialog: Dialog, answers: Sequence[Answer]) -> None:
+    """The shape every provider can rely on: one answer per question, option indexes in range,
+    one choice for a single-select question. Text rules are the provider's (sanitizing)."""
+    questions = dialog.all_questions
+    if len(answers) != len(questions):
+        raise DialogNotAnswerable("Answer every question.")
+    for question, answer in zip(questions, answers, strict=True):
+        if any(not 0 <= i < len(question.options) for i in answer.choices):
+            raise DialogNotAnswerable(f"“{question.prompt or 'The dialog'}”: that option does not exist.")
+        if not question.multi and len(answer.choices) > 1:
+            raise DialogNotAnswerable(f"“{question.prompt or 'The dialog'}”: choose one option.")
+        if not answer.choices and not answer.text.strip():
+            raise DialogNotAnswerable(f"“{question.prompt or 'The dialog'}”: choose an option.")
+
+
 # Answers already sent, so a second submit for the same dialog is refused even before the
-# transcript records the first (bounded: one entry per answered dialog in this process).
+# transcript records the first (bounded, oldest forgotten: by then the dialog is long gone).
 _answered: set[tuple[int, str]] = set()
+_answered_order: deque[tuple[int, str]] = deque()
+MAX_ANSWERED = 10_000
+
+
+def _remember_answered(run_id: int, tool_use_id: str) -> None:
+    key = (run_id, tool_use_id)
+    if key in _answered:
+        return
+    _answered.add(key)
+    _answered_order.append(key)
+    while len(_answered_order) > MAX_ANSWERED:
+        _answered.discard(_answered_order.popleft())
 
 
 def run_alive(run: Run) -> bool:

@@ -9,13 +9,20 @@ from __future__ import annotations
 from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.contrib import messages
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
-from providers.errors import ProviderError, ReplyNotDelivered, SessionGone
+from providers.errors import (
+    DialogNotAnswerable,
+    ProviderError,
+    ReplyNotDelivered,
+    SessionGone,
+    StaleDialog,
+)
 from providers.registry import get_provider
+from providers.schema import Answer, Dialog, RunState
 from runs import services, worktrees
 from runs.forms import NewRunForm, ReplyForm
 from runs.models import Run
@@ -26,7 +33,16 @@ from runs.watcher import poke
 @require_GET
 def run_list(request: HttpRequest) -> HttpResponse:
     runs = list(Run.objects.all()[:200])
-    return render(request, "runs/list.html", {"runs": runs})
+    # Each badge starts right; the lab socket then pushes every change.
+    rows = [(run, services.run_state(run, *_tail_state(run))) for run in runs]
+    return render(request, "runs/list.html", {"rows": rows, "runs": runs})
+
+
+def _tail_state(run: Run) -> tuple[RunState, Dialog | None]:
+    if run.is_ended:
+        return RunState.ENDED, None
+    tail = transcript_tail(run, limit=1)
+    return tail.state, tail.dialog
 
 
 @require_http_methods(["GET", "POST"])
@@ -61,7 +77,7 @@ def _run_context(run: Run) -> dict[str, object]:
         "has_earlier": tail.has_earlier,
         "last_seq": tail.next_seq - 1,
         "state": state,
-        "dialog": tail.dialog if state == "question" else None,
+        "dialog": services.pending_dialog(run) if state == RunState.QUESTION else None,
         "provider_name": provider.display_name(),
         "form": ReplyForm(),
     }
@@ -149,3 +165,83 @@ def run_end(request: HttpRequest, run_id: int) -> HttpResponse:
     if request.htmx:  # type: ignore[attr-defined]
         return HttpResponseClientRedirect(run.get_absolute_url())
     return redirect(run)
+
+
+MAX_QUESTIONS = 4  # the universal schema's forms carry 1–4 questions
+
+
+class MalformedAnswer(ValueError):
+    pass
+
+
+def parse_answers(post: QueryDict) -> list[Answer]:
+    """Positional answers: for question i, `answers-i` holds the option index (a radio) or the
+    repeated indexes (checkboxes), `answers-i-text` the free text."""
+    try:
+        count = int(post.get("count", ""))
+    except ValueError:
+        raise MalformedAnswer("The form is missing its question count.") from None
+    if not 1 <= count <= MAX_QUESTIONS:
+        raise MalformedAnswer("The form's question count is out of range.")
+    answers = []
+    for i in range(count):
+        raw = post.getlist(f"answers-{i}")
+        if any(not v.isdigit() or len(v) > 3 for v in raw):
+            raise MalformedAnswer("An answer is not an option number.")
+        answers.append(Answer(choices=tuple(int(v) for v in raw), text=post.get(f"answers-{i}-text", "")))
+    return answers
+
+
+def _answered_summary(dialog: Dialog | None, answers: list[Answer], declined: bool) -> str:
+    if declined:
+        return "You declined."
+    if dialog is None:
+        return ""
+    parts = []
+    for question, answer in zip(dialog.all_questions, answers, strict=False):
+        labels = [question.options[i].label for i in answer.choices if 0 <= i < len(question.options)]
+        if answer.text.strip():
+            labels.append(f"“{answer.text.strip()}”")
+        parts.append(", ".join(labels))
+    return "You chose: " + " · ".join(p for p in parts if p) + "."
+
+
+def _dialog_area(
+    request: HttpRequest, run: Run, context: dict[str, object], status: int = 200
+) -> HttpResponse:
+    context = {"run": run, "provider_name": get_provider(run.provider_id).display_name(), **context}
+    return render(request, "runs/dialog.html", context, status=status)
+
+
+@require_POST
+async def run_answer(request: HttpRequest, run_id: int) -> HttpResponse:
+    """Answer the pending dialog. 409: stale or already answered (nothing sent); 422: an
+    answer that does not fit; 502: sent but not recorded. The dialog area is re-rendered."""
+    run = await _aget_run(run_id)
+    tool_use_id = request.POST.get("tool_use_id", "")
+    declined = request.POST.get("decline") == "1"
+    pending = await sync_to_async(services.pending_dialog, thread_sensitive=False)(run)
+    current = pending if pending is not None and pending.tool_use_id == tool_use_id else None
+    if not tool_use_id:
+        error = "The form names no dialog."
+        return _dialog_area(request, run, {"dialog": pending, "dialog_error": error}, 422)
+    try:
+        answers = [] if declined else parse_answers(request.POST)
+    except MalformedAnswer as exc:
+        return _dialog_area(request, run, {"dialog": current, "dialog_error": str(exc)}, 422)
+    try:
+        # In its own thread: the recipe's pacing and the recorded-check take seconds.
+        await sync_to_async(services.dialog_answer, thread_sensitive=False)(
+            run=run, tool_use_id=tool_use_id, answers=answers, decline=declined
+        )
+    except StaleDialog as exc:
+        return _dialog_area(request, run, {"dialog": None, "dialog_error": str(exc)}, 409)
+    except DialogNotAnswerable as exc:
+        return _dialog_area(request, run, {"dialog": current, "dialog_error": str(exc)}, 422)
+    except SessionGone as exc:
+        return _dialog_area(request, run, {"dialog": None, "dialog_error": str(exc)}, 409)
+    except ReplyNotDelivered as exc:
+        return _dialog_area(request, run, {"dialog": None, "dialog_error": str(exc)}, 502)
+    finally:
+        poke(run.pk)
+    return _dialog_area(request, run, {"answered": _answered_summary(current, answers, declined)})

@@ -5,23 +5,27 @@ Every CLI fact used here is pinned in compat/COMPAT.md and cites its section.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shlex
 import sys
+import threading
 import time
 import uuid
-from collections.abc import Mapping, Sequence
+from collections import OrderedDict
+from collections.abc import Hashable, Mapping, Sequence
 from pathlib import Path
 
 import orjson
 from django.conf import settings
 
 from providers.base import AgentProvider
-from providers.claude_code import transcript
-from providers.claude_code.spool import spool_events
+from providers.claude_code import recipes, transcript
+from providers.claude_code.dialogs import Intent, intent_for
+from providers.claude_code.livesignals import SpoolView, fold, sweepable
+from providers.claude_code.spool import spool_events, spool_signature
 from providers.errors import (
-    DialogNotAnswerable,
     ReplyNotDelivered,
     SessionGone,
     SpawnFailed,
@@ -36,7 +40,9 @@ from providers.schema import (
     Cursor,
     Dialog,
     LoginStart,
+    MessageKind,
     RunHandle,
+    RunState,
     SeedMeta,
     SpawnOption,
     SpawnResult,
@@ -55,6 +61,20 @@ DELIVERY_TIMEOUT_S = 20.0
 RETRY_ENTER_AFTER_S = 3.0
 READY_TIMEOUT_S = 30.0
 
+# The backstop's intents (DESIGN.md "Dialog answering"): in memory, per tool_use_id, bounded.
+MAX_INTENTS = 100
+MAX_RESOLVED = 1000  # tool_use_ids the transcript shows answered (reconciles the spool)
+MAX_VIEWS = 256  # cached spool views, one per run
+# compat §7 (verification): how long a played answer may take to be recorded before lab looks
+# at whether a retry is safe, and the overall bound before it reports "not recorded".
+VERIFY_RETRY_S = 3.0
+# compat §8: PermissionRequest fires for AskUserQuestion and ExitPlanMode as the picker is
+# shown; keys sent before it land nowhere useful (run 2 of the live suite: an Enter sent on the
+# PreToolUse anchor was lost, the PermissionRequest came after it). Bounded wait for it.
+SHOWN_WAIT_S = 3.0
+VERIFY_TIMEOUT_S = 15.0
+POLL_S = 0.05
+
 
 def project_dir_name(cwd: str) -> str:
     # compat §1: every non-alphanumeric character of the cwd becomes '-'.
@@ -67,6 +87,15 @@ def enter_delay(text: str) -> float:
 
 class ClaudeCodeProvider(AgentProvider):
     id = "claude-code"
+
+    def __init__(self) -> None:
+        # One instance per process (providers.registry): this state outlives a request.
+        self._guard = threading.Lock()
+        self._intents: OrderedDict[str, Intent] = OrderedDict()
+        self._resolved: OrderedDict[str, None] = OrderedDict()
+        self._resolved_gen = 0
+        self._first_seen: OrderedDict[str, int] = OrderedDict()  # tool_use_id → time_ns
+        self._views: OrderedDict[str, tuple[Hashable, SpoolView]] = OrderedDict()
 
     # --- declarations ----------------------------------------------------------------------
 
@@ -206,7 +235,76 @@ class ClaudeCodeProvider(AgentProvider):
         return p.parent.parent == root
 
     def read_transcript(self, path: str, cursor: Cursor) -> TranscriptRead:
-        return transcript.read_transcript(path, cursor)
+        with self._guard:
+            intents = dict(self._intents)
+        read = transcript.read_transcript(path, cursor, intents)
+        results = [m.native_id for m in read.messages if m.kind == MessageKind.TOOL_RESULT and m.native_id]
+        with self._guard:
+            for tool_use_id in results:
+                if tool_use_id not in self._resolved:
+                    self._resolved[tool_use_id] = None
+                    self._resolved_gen += 1
+                    while len(self._resolved) > MAX_RESOLVED:
+                        self._resolved.popitem(last=False)
+            if read.dialog is not None and read.dialog.tool_use_id not in self._first_seen:
+                # The settle anchor when the transcript shows the picker before the spool does.
+                self._first_seen[read.dialog.tool_use_id] = time.time_ns()
+                while len(self._first_seen) > MAX_RESOLVED:
+                    self._first_seen.popitem(last=False)
+        return read
+
+    def intents(self) -> dict[str, Intent]:
+        """A copy of the backstop's recorded intents (tests, diagnostics)."""
+        with self._guard:
+            return dict(self._intents)
+
+    def _record_intent(self, intent: Intent) -> None:
+        with self._guard:
+            self._intents.pop(intent.tool_use_id, None)
+            self._intents[intent.tool_use_id] = intent
+            while len(self._intents) > MAX_INTENTS:
+                self._intents.popitem(last=False)  # oldest evicted: its check stays silent
+
+    # --- live signals (compat §8) -----------------------------------------------------------
+
+    def setup(self, run: RunHandle) -> tuple[dict[str, object], list[str]]:
+        return self.hook_settings(run.spool_dir), []
+
+    def spool_view(self, run: RunHandle) -> SpoolView:
+        """The spool folded, cached on (the spool's signature, the transcript's resolved ids):
+        the watcher calls this on every wake, and an unchanged spool costs one stat + listdir."""
+        if not run.spool_dir:
+            return SpoolView()
+        with self._guard:
+            key: Hashable = (spool_signature(run.spool_dir), self._resolved_gen)
+            cached = self._views.get(run.spool_dir)
+            if cached is not None and cached[0] == key:
+                return cached[1]
+            resolved = frozenset(self._resolved)
+        view = fold(spool_events(run.spool_dir), resolved)
+        with self._guard:
+            self._views[run.spool_dir] = (key, view)
+            self._views.move_to_end(run.spool_dir)
+            while len(self._views) > MAX_VIEWS:
+                self._views.popitem(last=False)
+        return view
+
+    def pending_dialog(self, run: RunHandle) -> Dialog | None:
+        return self.spool_view(run).dialog
+
+    def blocked_state(self, run: RunHandle) -> RunState | None:
+        # compat §8: a permission prompt for a tool lab does not answer (Bash …): lab never
+        # answers it for the operator, it shows needs_input and the attach command.
+        return RunState.NEEDS_INPUT if self.spool_view(run).blocked else None
+
+    def change_signature(self, run: RunHandle) -> Hashable:
+        return spool_signature(run.spool_dir) if run.spool_dir else (0, 0)
+
+    def sweep(self, run: RunHandle) -> None:
+        view = self.spool_view(run)
+        for name in sweepable(view, time.time_ns()):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(os.path.join(run.spool_dir, name))
 
     # --- input -----------------------------------------------------------------------------
 
@@ -284,7 +382,114 @@ class ClaudeCodeProvider(AgentProvider):
         tmux.send_keys(run.tmux_session, "Escape")
 
     def answer_dialog(self, run: RunHandle, dialog: Dialog, answers: Sequence[Answer]) -> None:
-        raise DialogNotAnswerable("Answering dialogs from the browser is not available yet.")
+        """Play the recipe for `answers` (an empty sequence declines: Esc) and wait, bounded,
+        until the CLI records the result. compat §7.
+
+        Raises DialogNotAnswerable before anything is sent when the answers do not fit,
+        ReplyNotDelivered when keys were sent but nothing was recorded in time (the caller must
+        then not offer the same answer again: some keys may have landed)."""
+        recipe = recipes.recipe_for(dialog, answers)
+        tmux = Tmux(run.tmux_socket)
+        if not tmux.has_session(run.tmux_session):
+            raise SessionGone("The agent's terminal session is gone.")
+        if not recipe.declines:
+            # Recorded before the first key, so the backstop sees it whenever the result lands.
+            self._record_intent(intent_for(dialog, recipes.normalized_answers(dialog, answers)))
+        path = self.locate_transcript(run)
+        self._settle(run, dialog, recipe.settle)
+        before = (_size(path), set(self._spool_names(run)))
+        self._play(tmux, run, recipe)
+        if self._wait_answered(run, dialog.tool_use_id, path, before[0], VERIFY_RETRY_S):
+            return
+        # compat §7 (dropped keys): a key sent while the picker is still being drawn is lost,
+        # not queued, and the drop window is the start of the sequence. A retry is safe only if
+        # nothing at all happened (no byte in the transcript, no hook fired: the picker is
+        # untouched on row 0) and the recipe is one screen of bare keys, so a partial landing
+        # can only have been a total loss. Anything else is left to the operator: resending
+        # Down/paste/Enter into a screen that moved on could answer wrongly or send a prompt.
+        if recipe.retry_safe and self._untouched(run, dialog, path, *before):
+            self._settle(run, dialog, recipe.settle)  # from a later anchor if the picker came late
+            self._play(tmux, run, recipe)
+        if not self._wait_answered(run, dialog.tool_use_id, path, before[0], VERIFY_TIMEOUT_S):
+            raise ReplyNotDelivered(
+                "The answer was sent but Claude Code has not recorded it. Check the terminal "
+                "with the attach command before answering again."
+            )
+
+    def _untouched(self, run: RunHandle, dialog: Dialog, path: str, size: int, names: set[str]) -> bool:
+        """Nothing landed: the transcript did not grow, the picker is still pending, and the only
+        hooks since the keys are the picker's own (PermissionRequest, Notification)."""
+        if _size(path) != size or self.spool_view(run).find(dialog.tool_use_id) is None:
+            return False
+        for event in spool_events(run.spool_dir):
+            if event.get("_spool_name") in names:
+                continue
+            if event.get("hook_event_name") not in ("PermissionRequest", "Notification"):
+                return False
+        return True
+
+    def _spool_names(self, run: RunHandle) -> list[str]:
+        try:
+            return [n for n in os.listdir(run.spool_dir) if n.endswith(".json")] if run.spool_dir else []
+        except FileNotFoundError:
+            return []
+
+    def _settle(self, run: RunHandle, dialog: Dialog, settle: float) -> None:
+        """compat §7 (settle): wait until `settle` after the newest sign of the picker: its
+        PermissionRequest hook (the picker being shown; waited for up to SHOWN_WAIT_S), else its
+        PreToolUse, or the first transcript read that showed the tool_use. Re-evaluated while
+        waiting, since a later sign moves the anchor. Unknown dialog: settle from now."""
+        start_ns = time.time_ns()
+        shown_deadline = time.monotonic() + SHOWN_WAIT_S
+        while True:
+            pending = self.spool_view(run).find(dialog.tool_use_id)
+            if pending is not None and not pending.shown and time.monotonic() < shown_deadline:
+                time.sleep(POLL_S)
+                continue
+            signs = [pending.signal_ns] if pending else []
+            with self._guard:
+                if dialog.tool_use_id in self._first_seen:
+                    signs.append(self._first_seen[dialog.tool_use_id])
+            anchor = max(signs) if signs else start_ns
+            wait = (anchor + settle * 1e9 - time.time_ns()) / 1e9
+            if wait <= 0:
+                return
+            time.sleep(min(wait, 0.1))
+
+    def _play(self, tmux: Tmux, run: RunHandle, recipe: recipes.Recipe) -> None:
+        for op in recipe.ops:
+            if op.kind == recipes.OpKind.PASTE:
+                tmux.paste(run.tmux_session, op.value)
+            else:
+                tmux.send_keys(run.tmux_session, op.value)
+            time.sleep(op.pause_after)
+
+    def _wait_answered(self, run: RunHandle, tool_use_id: str, path: str, start: int, timeout: float) -> bool:
+        """The PostToolUse hook for the id (an answer, an approval) or a tool_result for it in
+        the transcript (also a decline or rejection, which get no PostToolUse, compat §8)."""
+        needle = tool_use_id.encode()
+        deadline = time.monotonic() + timeout
+        offset, pending = start, b""
+        while True:
+            for event in spool_events(run.spool_dir):
+                if event.get("hook_event_name") == "PostToolUse" and event.get("tool_use_id") == tool_use_id:
+                    return True
+            try:
+                with open(path, "rb") as f:
+                    f.seek(offset)
+                    chunk = f.read()
+            except FileNotFoundError:
+                chunk = b""
+            if chunk:
+                offset += len(chunk)
+                pending += chunk
+                *lines, pending = pending.split(b"\n")
+                for line in lines:
+                    if needle in line and b'"tool_result"' in line and b'"type":"user"' in line:
+                        return True
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(POLL_S)
 
     # --- auth ------------------------------------------------------------------------------
 

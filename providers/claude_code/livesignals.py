@@ -1,0 +1,170 @@
+"""Claude Code's live channel: what the hook spool says about a run right now (compat §8).
+
+No Django. `fold` turns the spool's hook payloads (oldest first) into a `SpoolView`: the
+dialogs pending (a PreToolUse for AskUserQuestion/ExitPlanMode with no PostToolUse yet), the
+blocked state (a `permission_prompt` Notification for any other tool), when each picker was
+last signalled (the settle anchor of the recipes), and which files are still needed (sweep).
+
+Facts (compat §8, pinned in COMPAT-dialogs.md §8):
+  * PreToolUse carries tool_name, tool_input and tool_use_id; for ExitPlanMode its tool_input
+    holds the injected plan, while PostToolUse's tool_input is {} (so the dialog comes from Pre).
+  * PermissionRequest fires for AskUserQuestion, ExitPlanMode and Bash, without a tool_use_id.
+  * Notification(permission_prompt) fires ~6 s after a Bash prompt *or* a picker opens.
+  * A declined or rejected tool gets neither PostToolUse nor Stop: the transcript's tool_result
+    (fed in as `resolved`) or the next UserPromptSubmit is what ends it.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from providers.claude_code.dialogs import ASK_TOOL, PLAN_TOOL
+from providers.claude_code.transcript import dialog_for
+from providers.schema import Dialog
+
+DIALOG_TOOLS = frozenset({ASK_TOOL, PLAN_TOOL})
+PERMISSION_PROMPT = "permission_prompt"
+# Events after which no picker or permission prompt can still be open: a new prompt was
+# submitted, the turn ended, or the session (re)started or ended (compat §8).
+CLEARING_EVENTS = frozenset({"UserPromptSubmit", "Stop", "SessionStart", "SessionEnd"})
+SWEEP_MIN_AGE_NS = 30 * 1_000_000_000  # never delete what a verifying answer may still look at
+
+
+def event_time_ns(event: Mapping[str, Any]) -> int:
+    """hook_spool.py names each file `<time_ns:020d>-<pid>.json`: when the hook ran."""
+    name = event.get("_spool_name", "")
+    head = name.split("-", 1)[0] if isinstance(name, str) else ""
+    return int(head) if head.isdigit() else 0
+
+
+@dataclass(frozen=True, slots=True)
+class PendingDialog:
+    dialog: Dialog
+    tool_name: str
+    seen_ns: int  # the PreToolUse
+    signal_ns: int  # the newest sign of the picker: its PermissionRequest when it came, else Pre
+    files: tuple[str, ...] = ()
+    shown: bool = False  # its PermissionRequest fired: the CLI is showing the picker now
+
+
+@dataclass(frozen=True, slots=True)
+class SpoolView:
+    pending: tuple[PendingDialog, ...] = ()  # oldest first
+    blocked: bool = False
+    blocked_tool: str = ""
+    posted: frozenset[str] = frozenset()  # tool_use_ids with a PostToolUse
+    keep: frozenset[str] = frozenset()  # spool files the view still needs
+    names: tuple[str, ...] = ()  # every file folded, oldest first
+
+    @property
+    def dialog(self) -> Dialog | None:
+        return self.pending[-1].dialog if self.pending else None
+
+    def find(self, tool_use_id: str) -> PendingDialog | None:
+        return next((p for p in self.pending if p.dialog.tool_use_id == tool_use_id), None)
+
+
+@dataclass(slots=True)
+class _Fold:
+    resolved: frozenset[str] | set[str]
+    pending: OrderedDict[str, PendingDialog] = field(default_factory=OrderedDict)
+    posted: set[str] = field(default_factory=set)
+    last_pre: dict[str, tuple[str, str]] = field(default_factory=dict)  # tool_name → (id, file)
+    permission: tuple[str, str, str] | None = None  # (tool_name, tool_use_id, file)
+    blocked: tuple[str, str, tuple[str, ...]] | None = None  # (tool_name, tool_use_id, files)
+    session_start: str = ""
+
+    def clear(self) -> None:
+        self.pending.clear()
+        self.permission = None
+        self.blocked = None
+
+    def event(self, e: Mapping[str, Any]) -> None:
+        name = e.get("hook_event_name")
+        file = str(e.get("_spool_name", ""))
+        tool = e.get("tool_name") if isinstance(e.get("tool_name"), str) else ""
+        tool_use_id = e.get("tool_use_id") if isinstance(e.get("tool_use_id"), str) else ""
+        if name in CLEARING_EVENTS:
+            self.clear()
+            if name == "SessionStart":
+                self.session_start = file  # locate_transcript needs the newest one
+            return
+        if name == "PreToolUse" and tool_use_id:
+            self.last_pre[tool] = (tool_use_id, file)
+            if tool in DIALOG_TOOLS and tool_use_id not in self.posted:
+                tool_input = e.get("tool_input")
+                dialog = dialog_for(tool_use_id, tool, tool_input if isinstance(tool_input, dict) else {})
+                if dialog is not None:
+                    at = event_time_ns(e)
+                    self.pending[tool_use_id] = PendingDialog(dialog, tool, at, at, (file,))
+        elif name == "PermissionRequest":
+            pre_id, _ = self.last_pre.get(tool, ("", ""))
+            self.permission = (tool, pre_id, file)
+            if tool in DIALOG_TOOLS and pre_id in self.pending:
+                p = self.pending[pre_id]
+                # The permission request is the picker being shown: the later, better anchor.
+                self.pending[pre_id] = PendingDialog(
+                    p.dialog, p.tool_name, p.seen_ns, event_time_ns(e), (*p.files, file), shown=True
+                )
+        elif name == "Notification":
+            if e.get("notification_type") != PERMISSION_PROMPT:
+                return  # idle_prompt and the like say nothing about a blocked tool
+            tool_name, pre_id, perm_file = self.permission or ("", "", "")
+            if tool_name in DIALOG_TOOLS or (not tool_name and self.pending):
+                return  # the picker's own reminder: the state is question, not needs_input
+            files = tuple(f for f in (perm_file, self.last_pre.get(tool_name, ("", ""))[1], file) if f)
+            self.blocked = (tool_name, pre_id, files)
+        elif name == "PostToolUse":
+            if tool_use_id:
+                self.posted.add(tool_use_id)
+                self.pending.pop(tool_use_id, None)
+            if self.blocked is not None and (not self.blocked[1] or self.blocked[1] == tool_use_id):
+                self.blocked = None
+            if self.permission is not None and self.permission[1] in ("", tool_use_id):
+                self.permission = None
+
+    def finish(self) -> None:
+        # The transcript's tool_results (a decline writes one, a PostToolUse never comes).
+        for tool_use_id in [t for t in self.pending if t in self.resolved]:
+            del self.pending[tool_use_id]
+        if self.blocked is not None and self.blocked[1] and self.blocked[1] in self.resolved:
+            self.blocked = None
+
+
+def fold(events: Iterable[Mapping[str, Any]], resolved: frozenset[str] | set[str] = frozenset()) -> SpoolView:
+    """The spool's view of the run; `resolved` holds tool_use_ids the transcript shows answered."""
+    f = _Fold(resolved=resolved)
+    names: list[str] = []
+    for e in events:
+        names.append(str(e.get("_spool_name", "")))
+        f.event(e)
+    f.finish()
+    keep = {f.session_start} if f.session_start else set()
+    for p in f.pending.values():
+        keep.update(p.files)
+    if f.blocked is not None:
+        keep.update(f.blocked[2])
+    return SpoolView(
+        pending=tuple(f.pending.values()),
+        blocked=f.blocked is not None,
+        blocked_tool=f.blocked[0] if f.blocked else "",
+        posted=frozenset(f.posted),
+        keep=frozenset(k for k in keep if k),
+        names=tuple(names),
+    )
+
+
+def sweepable(view: SpoolView, now_ns: int, min_age_ns: int = SWEEP_MIN_AGE_NS) -> list[str]:
+    """Files the view no longer needs and old enough that no answer being verified reads them.
+    Deleting them leaves the fold of the rest unchanged: a resolved Pre goes with its Post."""
+    out = []
+    for name in view.names:
+        if not name or name in view.keep:
+            continue
+        at = event_time_ns({"_spool_name": name})
+        if at and now_ns - at >= min_age_ns:
+            out.append(name)
+    return out

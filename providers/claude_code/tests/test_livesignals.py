@@ -1,0 +1,315 @@
+"""LiveSignals over spool fixtures: realistic hook payloads as 2.1.328 writes them (compat §8)."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from providers.claude_code.livesignals import fold, sweepable
+from providers.claude_code.spool import spool_events
+from providers.schema import DialogKind, RunHandle, RunState
+
+SESSION = "5b0c1d2e-0000-4000-8000-000000000001"
+QUESTIONS = [
+    {
+        "question": "Which color do you prefer?",
+        "header": "Color",
+        "options": [{"label": "Red", "description": "r"}, {"label": "Green", "description": "g"}],
+        "multiSelect": False,
+    }
+]
+PLAN = "# Plan\n\n1. x\n"
+
+
+def common(name: str) -> dict[str, object]:
+    return {
+        "session_id": SESSION,
+        "transcript_path": f"/home/x/.claude/projects/-wt/{SESSION}.jsonl",
+        "cwd": "/wt",
+        "hook_event_name": name,
+        "permission_mode": "default",
+    }
+
+
+def session_start() -> dict[str, object]:
+    return {**common("SessionStart"), "source": "startup", "model": "claude-opus-5-5"}
+
+
+def prompt(text: str = "ASK1 with hooks") -> dict[str, object]:
+    return {**common("UserPromptSubmit"), "prompt": text}
+
+
+def pre(tool: str, tool_use_id: str, tool_input: dict[str, object]) -> dict[str, object]:
+    return {**common("PreToolUse"), "tool_name": tool, "tool_input": tool_input, "tool_use_id": tool_use_id}
+
+
+def permission(tool: str) -> dict[str, object]:
+    extra = {"permission_suggestions": [{"type": "setMode", "mode": "acceptEdits"}]} if tool == "Bash" else {}
+    return {**common("PermissionRequest"), "tool_name": tool, "tool_input": {}, **extra}
+
+
+def post(tool: str, tool_use_id: str, response: object) -> dict[str, object]:
+    return {
+        **common("PostToolUse"),
+        "tool_name": tool,
+        "tool_input": {},
+        "tool_response": response,
+        "tool_use_id": tool_use_id,
+        "duration_ms": 1,
+    }
+
+
+def notification(
+    kind: str = "permission_prompt", message: str = "Claude needs your permission"
+) -> dict[str, object]:
+    return {**common("Notification"), "message": message, "notification_type": kind}
+
+
+def stop() -> dict[str, object]:
+    return {**common("Stop"), "stop_hook_active": False, "last_assistant_message": "ok"}
+
+
+ASK = pre("AskUserQuestion", "toolu_ask", {"questions": QUESTIONS})
+PLAN_PRE = pre("ExitPlanMode", "toolu_plan", {"plan": PLAN, "planFilePath": "/h/.claude/plans/p.md"})
+BASH = pre("Bash", "toolu_bash", {"command": "touch x", "description": "touch"})
+
+
+class Spool:
+    """A spool dir written the way hook_spool.py writes it: `<time_ns:020d>-<pid>.json`."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.mkdir()
+        self.t = time.time_ns() - 120 * 1_000_000_000
+
+    def write(self, *events: dict[str, object], step_ms: int = 10) -> None:
+        for e in events:
+            self.t += step_ms * 1_000_000
+            (self.path / f"{self.t:020d}-4242.json").write_text(json.dumps(e))
+
+    def view(self, resolved=frozenset()):
+        return fold(spool_events(str(self.path)), resolved)
+
+
+@pytest.fixture
+def spool(tmp_path):
+    return Spool(tmp_path / "spool")
+
+
+def test_a_pre_tool_use_for_ask_user_question_is_a_pending_question(spool):
+    spool.write(session_start(), prompt(), ASK)
+    view = spool.view()
+    assert view.dialog is not None and view.dialog.tool_use_id == "toolu_ask"
+    assert view.dialog.kind == DialogKind.QUESTION and view.dialog.prompt == "Which color do you prefer?"
+    assert not view.blocked
+
+
+def test_post_tool_use_resolves_it(spool):
+    spool.write(prompt(), ASK, permission("AskUserQuestion"))
+    spool.write(post("AskUserQuestion", "toolu_ask", {"answers": {"Which color do you prefer?": "Green"}}))
+    assert spool.view().dialog is None
+
+
+def test_a_decline_has_no_post_tool_use_the_transcript_result_resolves_it(spool):
+    spool.write(prompt(), ASK, permission("AskUserQuestion"))
+    assert spool.view().dialog is not None
+    assert spool.view(resolved={"toolu_ask"}).dialog is None
+
+
+def test_the_next_prompt_or_stop_clears_a_stale_picker(spool):
+    spool.write(prompt(), ASK)
+    spool.write(prompt("next"))
+    assert spool.view().dialog is None
+
+
+def test_the_plan_comes_from_pre_tool_use_whose_input_holds_the_plan(spool):
+    spool.write(prompt("PLAN1"), PLAN_PRE, permission("ExitPlanMode"))
+    view = spool.view()
+    assert view.dialog is not None and view.dialog.kind == DialogKind.PLAN and view.dialog.body == PLAN
+    # PostToolUse's tool_input is {} for ExitPlanMode (compat §8): only the id resolves it.
+    spool.write(post("ExitPlanMode", "toolu_plan", {"plan": PLAN, "isAgent": False, "filePath": "/p.md"}))
+    assert spool.view().dialog is None
+
+
+def test_the_permission_request_is_the_later_settle_anchor(spool):
+    spool.write(prompt(), ASK)
+    first = spool.view().pending[-1]
+    spool.write(permission("AskUserQuestion"), step_ms=40)
+    anchored = spool.view().pending[-1]
+    assert first.signal_ns == first.seen_ns
+    assert anchored.signal_ns - anchored.seen_ns == 40_000_000
+
+
+def test_a_pickers_own_permission_notification_is_not_needs_input(spool):
+    spool.write(prompt(), ASK, permission("AskUserQuestion"), notification())
+    view = spool.view()
+    assert view.dialog is not None and not view.blocked
+    spool.write(
+        prompt("PLAN1"),
+        PLAN_PRE,
+        permission("ExitPlanMode"),
+        notification(message="Claude Code needs your approval for the plan"),
+    )
+    assert not spool.view().blocked
+
+
+def test_a_bash_permission_prompt_is_blocked_until_post_tool_use(spool):
+    spool.write(prompt("BASH1"), BASH, permission("Bash"))
+    assert not spool.view().blocked  # the notification (~6 s later) is the signal
+    spool.write(notification())
+    view = spool.view()
+    assert view.blocked and view.blocked_tool == "Bash" and view.dialog is None
+    spool.write(post("Bash", "toolu_bash", {"stdout": "", "stderr": ""}))
+    assert not spool.view().blocked
+
+
+def test_a_rejected_bash_is_resolved_by_the_transcript_or_the_next_prompt(spool):
+    spool.write(prompt("BASH1"), BASH, permission("Bash"), notification())
+    assert spool.view().blocked
+    assert not spool.view(resolved={"toolu_bash"}).blocked
+    spool.write(prompt("next"))
+    assert not spool.view().blocked
+
+
+def test_idle_prompt_notifications_block_nothing(spool):
+    spool.write(prompt(), stop(), notification("idle_prompt", "Claude is waiting for your input"))
+    assert not spool.view().blocked and spool.view().dialog is None
+
+
+def test_a_half_written_file_is_never_read(spool):
+    spool.write(prompt(), ASK)
+    (spool.path / ".00000000000000000001-1.json.tmp").write_text('{"hook_event_name": "PostTo')
+    assert spool.view().dialog is not None
+
+
+def test_sweep_keeps_the_newest_session_start_and_what_is_pending(spool):
+    spool.write(session_start(), prompt(), ASK, permission("AskUserQuestion"))
+    spool.write(post("AskUserQuestion", "toolu_ask", {}), stop(), prompt("PLAN1"), PLAN_PRE)
+    view = spool.view()
+    gone = sweepable(view, time.time_ns())
+    for name in gone:
+        os.unlink(spool.path / name)
+    after = spool.view()
+    assert after.dialog is not None and after.dialog.tool_use_id == "toolu_plan"
+    names = [e["hook_event_name"] for e in spool_events(str(spool.path))]
+    assert names == ["SessionStart", "PreToolUse"]
+
+
+def test_sweep_never_deletes_fresh_files(spool):
+    spool.write(prompt(), ASK)
+    spool.write(post("AskUserQuestion", "toolu_ask", {}))
+    view = spool.view()
+    assert sweepable(view, spool.t + 1_000_000_000) == []  # all under 30 s old
+
+
+# --- through the adapter ------------------------------------------------------------------------
+
+
+@pytest.fixture
+def provider(settings):
+    from providers.claude_code import ClaudeCodeProvider
+
+    return ClaudeCodeProvider()
+
+
+def handle_for(spool: Spool) -> RunHandle:
+    return RunHandle(
+        run_id=1, worktree="/wt", tmux_socket="labtest-x", tmux_session="s", spool_dir=str(spool.path)
+    )
+
+
+def test_the_adapter_reports_question_and_needs_input(provider, spool):
+    h = handle_for(spool)
+    spool.write(session_start(), prompt(), ASK)
+    assert provider.pending_dialog(h).tool_use_id == "toolu_ask"
+    assert provider.blocked_state(h) is None
+    spool.write(post("AskUserQuestion", "toolu_ask", {}), BASH, permission("Bash"), notification())
+    assert provider.pending_dialog(h) is None
+    assert provider.blocked_state(h) == RunState.NEEDS_INPUT
+
+
+def test_the_view_is_cached_on_the_spool_signature(provider, spool, monkeypatch):
+    h = handle_for(spool)
+    spool.write(prompt(), ASK)
+    provider.pending_dialog(h)
+    calls = []
+    from providers.claude_code import provider as module
+
+    monkeypatch.setattr(module, "spool_events", lambda d: calls.append(d) or [])
+    for _ in range(50):
+        assert provider.pending_dialog(h) is not None  # no re-read: still the cached view
+    assert calls == []
+    assert provider.change_signature(h) == provider.change_signature(h)
+
+
+def test_a_transcript_tool_result_reconciles_the_spool(provider, spool, tmp_path):
+    h = handle_for(spool)
+    spool.write(prompt(), ASK)
+    assert provider.pending_dialog(h) is not None
+    transcript = tmp_path / "t.jsonl"
+    result = {
+        "type": "user",
+        "uuid": "u1",
+        "message": {
+            "role": "user",
+            "content": [
+                {"type": "tool_result", "tool_use_id": "toolu_ask", "content": "x", "is_error": True}
+            ],
+        },
+        "toolUseResult": "User rejected tool use",
+    }
+    transcript.write_text(json.dumps(result) + "\n")
+    from providers.schema import Cursor
+
+    provider.read_transcript(str(transcript), Cursor(path=str(transcript)))
+    assert provider.pending_dialog(h) is None
+
+
+def test_the_intent_store_is_bounded_oldest_evicted(provider):
+    from providers.claude_code.dialogs import Intent
+
+    for i in range(130):
+        provider._record_intent(Intent(tool_use_id=f"t{i}", kind=DialogKind.QUESTION))
+    kept = provider.intents()
+    assert len(kept) == 100 and "t0" not in kept and "t129" in kept
+
+
+def test_setup_returns_the_hook_settings(provider, spool):
+    settings_payload, argv = provider.setup(handle_for(spool))
+    assert argv == []
+    hooks = settings_payload["hooks"]
+    assert {"PreToolUse", "PostToolUse", "PermissionRequest", "Notification"} <= set(hooks)
+
+
+FIXTURES = Path(__file__).resolve().parents[3] / "compat" / "fixtures" / "claude-code" / "2.1.328"
+
+
+def test_the_adapter_arms_the_backstop_with_its_intents(provider):
+    from providers.claude_code.dialogs import intent_for
+    from providers.claude_code.transcript import dialog_for
+    from providers.schema import Answer, Cursor
+
+    path = str(FIXTURES / "askuserquestion__single_option.jsonl")
+    lines = [json.loads(raw) for raw in Path(path).read_text().splitlines()]
+    (block,) = [
+        b
+        for e in lines
+        if e.get("type") == "assistant"
+        for b in e["message"]["content"]
+        if b.get("type") == "tool_use" and b["name"] == "AskUserQuestion"
+    ]
+    dialog = dialog_for(block["id"], block["name"], block["input"])
+    recorded = next(e for e in lines if isinstance(e.get("toolUseResult"), dict))["toolUseResult"]["answers"]
+    wrong = next(i for i, o in enumerate(dialog.options) if o.label not in recorded.values())
+    def backstop() -> list:
+        read = provider.read_transcript(path, Cursor(path=path))
+        return [m for m in read.messages if "backstop" in m.native_id]
+
+    assert backstop() == []  # no recorded intent stays silent
+    provider._record_intent(intent_for(dialog, [Answer(choices=(wrong,))]))
+    warnings = backstop()
+    assert len(warnings) == 1 and warnings[0].is_error

@@ -1,0 +1,179 @@
+"""POST /runs/<id>/answer/ and the generic guards, against the FakeProvider (the real adapter's
+answers are proven in compat/tests/test_live_dialogs.py)."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from providers.errors import DialogNotAnswerable, StaleDialog
+from providers.schema import Answer
+from providers.testing import fake_raise_dialog
+from runs import services
+
+DIALOG = {"tool_use_id": "toolu_1", "prompt": "Which color?", "options": ["Red", "Green", "Blue"]}
+
+
+@pytest.fixture(autouse=True)
+def _forget_answers():
+    # The answered set is process memory keyed by run pk, and test databases reuse pks.
+    services._answered.clear()
+    services._answered_order.clear()
+    yield
+    services._answered.clear()
+    services._answered_order.clear()
+
+
+@pytest.fixture
+def run(fake_provider, git_repo, db):
+    return services.run_start(provider_id="fake", repository=git_repo, branch="lab/answer-1")
+
+
+@pytest.fixture
+def asking(run):
+    fake_raise_dialog(run.transcript_path, DIALOG)
+    return run
+
+
+def answers_sent(fake_provider):
+    return [s for s in fake_provider.sent if s[0] == "answer"]
+
+
+def test_the_page_renders_the_dialog_as_an_htmx_form(authed_client, asking):
+    body = authed_client.get(f"/runs/{asking.pk}/").content.decode()
+    assert f'hx-post="/runs/{asking.pk}/answer/"' in body
+    assert 'type="radio" name="answers-0" value="1"' in body
+    assert 'name="answers-0-text"' in body and 'name="tool_use_id" value="toolu_1"' in body
+    assert "Fake Agent asks" in body and "Claude" not in body
+
+
+def test_an_answer_reaches_the_provider_once_and_the_form_is_a_note(authed_client, asking, fake_provider):
+    data = {"tool_use_id": "toolu_1", "count": "1", "answers-0": "1"}
+    r = authed_client.post(f"/runs/{asking.pk}/answer/", data)
+    assert r.status_code == 200
+    body = r.content.decode()
+    assert "Answer sent" in body and "Green" in body and "<form" not in body
+    assert answers_sent(fake_provider) == [("answer", ("toolu_1", (Answer(choices=(1,)),)))]
+
+
+def test_a_second_answer_is_409_and_nothing_is_sent(authed_client, asking, fake_provider):
+    data = {"tool_use_id": "toolu_1", "count": "1", "answers-0": "0"}
+    assert authed_client.post(f"/runs/{asking.pk}/answer/", data).status_code == 200
+    fake_raise_dialog(asking.transcript_path, DIALOG)  # even if the dialog still looked pending
+    r = authed_client.post(f"/runs/{asking.pk}/answer/", data)
+    assert r.status_code == 409 and "already been answered" in r.content.decode()
+    assert len(answers_sent(fake_provider)) == 1
+
+
+def test_a_stale_tool_use_id_is_409(authed_client, asking, fake_provider):
+    data = {"tool_use_id": "toolu_old", "count": "1", "answers-0": "0"}
+    r = authed_client.post(f"/runs/{asking.pk}/answer/", data)
+    assert r.status_code == 409 and "no longer waiting" in r.content.decode()
+    assert answers_sent(fake_provider) == []
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        {"count": "1", "answers-0": "0"},  # no tool_use_id
+        {"tool_use_id": "toolu_1", "answers-0": "0"},  # no count
+        {"tool_use_id": "toolu_1", "count": "9", "answers-0": "0"},
+        {"tool_use_id": "toolu_1", "count": "1", "answers-0": "x"},
+        {"tool_use_id": "toolu_1", "count": "1", "answers-0": "7"},  # out of range
+        {"tool_use_id": "toolu_1", "count": "1", "answers-0": ["0", "1"]},  # two for a single-select
+        {"tool_use_id": "toolu_1", "count": "1"},  # nothing chosen
+        {"tool_use_id": "toolu_1", "count": "2", "answers-0": "0", "answers-1": "0"},  # wrong count
+    ],
+)
+def test_a_malformed_answer_is_422_and_nothing_is_sent(authed_client, asking, fake_provider, data):
+    r = authed_client.post(f"/runs/{asking.pk}/answer/", data)
+    assert r.status_code == 422, r.content
+    assert 'role="alert"' in r.content.decode()
+    assert answers_sent(fake_provider) == []
+
+
+def test_a_refused_answer_can_be_corrected(authed_client, asking, fake_provider):
+    bad = {"tool_use_id": "toolu_1", "count": "1", "answers-0": "7"}
+    assert authed_client.post(f"/runs/{asking.pk}/answer/", bad).status_code == 422
+    good = {"tool_use_id": "toolu_1", "count": "1", "answers-0": "2"}
+    assert authed_client.post(f"/runs/{asking.pk}/answer/", good).status_code == 200
+
+
+def test_twenty_concurrent_submits_send_exactly_one_keystroke_sequence(asking, fake_provider, monkeypatch):
+    real = type(fake_provider).answer_dialog
+    in_flight = threading.Event()
+
+    def slow_answer(self, run, dialog, answers):
+        in_flight.set()
+        time.sleep(0.3)  # a real recipe takes seconds: the others arrive meanwhile
+        return real(self, run, dialog, answers)
+
+    monkeypatch.setattr(type(fake_provider), "answer_dialog", slow_answer)
+    start = threading.Barrier(20)
+    outcomes: list[str] = []
+    guard = threading.Lock()
+
+    def submit(i: int) -> None:
+        start.wait()
+        try:
+            services.dialog_answer(run=asking, tool_use_id="toolu_1", answers=[Answer(choices=(i % 3,))])
+            result = "ok"
+        except StaleDialog:
+            result = "stale"
+        except DialogNotAnswerable as exc:  # pragma: no cover - would be a bug
+            result = f"refused: {exc}"
+        with guard:
+            outcomes.append(result)
+
+    threads = [threading.Thread(target=submit, args=(i,)) for i in range(20)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(10)
+    assert sorted(outcomes) == ["ok"] + ["stale"] * 19
+    assert len(answers_sent(fake_provider)) == 1
+    # And afterwards a late one is refused too (the answered set, not only the lock).
+    with pytest.raises(StaleDialog):
+        services.dialog_answer(run=asking, tool_use_id="toolu_1", answers=[Answer(choices=(0,))])
+
+
+def test_without_live_signals_the_transcript_dialog_is_used(settings, asking, fake_provider):
+    from providers import registry
+
+    settings.LAB_PROVIDERS = {"fake": "providers.testing.FakeWithoutLiveSignals"}
+    registry._load.cache_clear()
+    dialog = services.pending_dialog(asking)
+    assert dialog is not None and dialog.tool_use_id == "toolu_1"
+    from providers.schema import RunState
+
+    assert services.run_state(asking, RunState.WORKING, dialog) == RunState.QUESTION
+
+
+def test_decline_goes_through_as_an_empty_answer_list(authed_client, asking, fake_provider, monkeypatch):
+    seen = []
+    record = lambda _s, _r, _d, answers: seen.append(answers)  # noqa: E731
+    monkeypatch.setattr(type(fake_provider), "answer_dialog", record)
+    r = authed_client.post(f"/runs/{asking.pk}/answer/", {"tool_use_id": "toolu_1", "decline": "1"})
+    assert r.status_code == 200 and "declined" in r.content.decode()
+    assert seen == [()]
+
+
+def test_a_plan_renders_markdown_above_four_buttons_and_a_feedback_field(authed_client, run):
+    from providers.schema import Dialog, DialogKind, Option
+
+    # Any provider's stable plan labels: the generic form renders whatever it is given.
+    PLAN_OPTIONS = tuple(Option(label=f"Choice {i}") for i in range(4))
+
+    body = "# Plan\n\n1. **x**"
+    dialog = Dialog(tool_use_id="toolu_p", kind=DialogKind.PLAN, options=PLAN_OPTIONS, body=body)
+    from django.template.loader import render_to_string
+
+    html = render_to_string("runs/dialog.html", {"run": run, "dialog": dialog, "provider_name": "Fake Agent"})
+    assert "<strong>x</strong>" in html
+    assert html.count('name="answers-0" value=') == 4
+    assert 'name="answers-0-text"' in html
+    assert "Fake Agent has a plan" in html
+    for option in PLAN_OPTIONS:
+        assert option.label in html
