@@ -85,7 +85,8 @@ class AgentProvider(abc.ABC):
 
     @abc.abstractmethod
     def answer_dialog(self, run: RunHandle, dialog: Dialog, answers: Sequence[Answer]) -> None:
-        """answers[i] answers dialog.all_questions[i]. Records the intent for the backstop."""
+        """answers[i] answers dialog.all_questions[i]; an empty `answers` declines the dialog.
+        Records the intent for the backstop (compare the recorded result, warn on mismatch)."""
 
     @abc.abstractmethod
     def auth_status(self) -> AuthStatus: ...

@@ -14,6 +14,7 @@ CLOSE_UNAUTHENTICATED = 4401
 CLOSE_NOT_FOUND = 4404
 
 LAB_GROUP = "lab"  # every open lab page: provider.auth.changed and the like
+RUNS_GROUP = "runs"  # pages listing runs: every run's state badge
 
 
 class LabConsumer(AsyncJsonWebsocketConsumer):
@@ -26,7 +27,7 @@ class LabConsumer(AsyncJsonWebsocketConsumer):
         if user is None or not user.is_authenticated:
             await self.close(code=CLOSE_UNAUTHENTICATED)
             return
-        self.groups_to_join = [LAB_GROUP]
+        self.groups_to_join = [LAB_GROUP, RUNS_GROUP]
         await self.join_and_accept()
         # The runs list shows a live badge for every live run: their watchers must run.
         async for run_id in Run.objects.live().values_list("pk", flat=True):

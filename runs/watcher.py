@@ -22,6 +22,7 @@ from asgiref.sync import sync_to_async
 from channels.layers import get_channel_layer
 from django.template.loader import render_to_string
 
+from providers.base import LiveSignals
 from providers.registry import get_provider
 from providers.schema import RunState
 from providers.tmux import Tmux
@@ -158,6 +159,11 @@ class RunWatcher:
 
     def step(self, run: Run) -> Snapshot:
         """The synchronous part: liveness, the new messages, the state, rendered once."""
+        provider = get_provider(run.provider_id)
+        if isinstance(provider, LiveSignals):
+            # Resolved hook payloads go; the provider keeps what it still needs (cheap: it
+            # looks only when its spool changed).
+            provider.sweep(services.run_handle(run))
         if not run.is_ended and (self.exited or not services.run_alive(run)):
             services.run_mark_ended(run=run)
         path = run.transcript_path and get_provider(run.provider_id).locate_transcript(
@@ -176,9 +182,9 @@ class RunWatcher:
             index.advance()
             epoch = index.epoch
             state = services.run_state(run, index.state, index.dialog)
-            dialog = index.dialog if state == RunState.QUESTION else None
+            # The live channel often knows of a picker before its tool_use is in the transcript.
+            dialog = services.pending_dialog(run) if state == RunState.QUESTION else None
             next_seq = index.cursor.next_seq
-        provider = get_provider(run.provider_id)
         panel = render_to_string(
             "runs/detail.html#panel",
             {
@@ -202,7 +208,7 @@ class RunWatcher:
             await layer.group_send(run.group_name, {"type": "run.update", "panel": snap.panel_html})
         if snap.state != self.state:
             badge = render_to_string("runs/list.html#badge", {"run": run, "state": snap.state, "oob": True})
-            await layer.group_send("lab", {"type": "lab.html", "html": badge})
+            await layer.group_send("runs", {"type": "lab.html", "html": badge})
         self.epoch, self.next_seq, self.panel, self.state = (
             snap.epoch,
             snap.next_seq,

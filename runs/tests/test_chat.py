@@ -145,3 +145,43 @@ async def test_a_killed_session_shows_ended(run, operator):
     refreshed = await Run.objects.aget(pk=run.pk)
     assert refreshed.is_ended
     await ws.disconnect()
+
+
+def test_the_runs_list_shows_each_runs_state(authed_client, run):
+    fake_append(run.transcript_path, kind="user_text", text="go")
+    body = authed_client.get("/").content.decode()
+    assert f'id="run-state-{run.pk}" class="badge state-working"' in body
+
+
+def test_the_new_run_form_renders_the_providers_declared_options(authed_client, fake_provider):
+    body = authed_client.get("/runs/new/").content.decode()
+    assert 'name="opt:fake:speed"' in body and "Fast" in body
+
+
+def test_a_new_run_from_the_form(authed_client, fake_provider, git_repo):
+    response = authed_client.post(
+        "/runs/new/",
+        {"provider": "fake", "repository": str(git_repo), "branch": "lab/from-form", "opt:fake:speed": "slow"},
+    )
+    run = Run.objects.get(branch="lab/from-form")
+    assert response.status_code == 302 and response["Location"] == f"/runs/{run.pk}/"
+    assert run.spawn_options == {"speed": "slow"}
+
+
+@pytest.mark.parametrize(
+    ("repository", "branch", "error"),
+    [
+        ("relative/path", "lab/x", "absolute path"),
+        ("/nonexistent/dir", "lab/x", "No such directory"),
+        ("/tmp", "lab/x", "Not a git repository"),
+        (None, "-evil", "may not start with"),
+        (None, "a b", "Not a valid branch name"),
+        (None, "x..y", "Not a valid branch name"),
+    ],
+)
+def test_the_new_run_form_refuses_bad_input(authed_client, fake_provider, git_repo, repository, branch, error):
+    data = {"provider": "fake", "repository": repository or str(git_repo), "branch": branch}
+    response = authed_client.post("/runs/new/", data)
+    assert response.status_code == 422
+    assert error in response.content.decode()
+    assert not Run.objects.exists()

@@ -76,3 +76,20 @@
   document.addEventListener("htmx:load", function (evt) { addCopyButtons(evt.detail.elt); });
   document.addEventListener("DOMContentLoaded", function () { addCopyButtons(document); syncComposer(); });
 })();
+
+// New-run form: show only the chosen provider's declared options.
+(function () {
+  function sync() {
+    const select = document.querySelector("select[name=provider]");
+    if (!select) return;
+    document.querySelectorAll("fieldset.provider-options").forEach(function (fs) {
+      const on = fs.dataset.provider === select.value;
+      fs.hidden = !on;
+      fs.querySelectorAll("input, select, textarea").forEach(function (el) { el.disabled = !on; });
+    });
+  }
+  document.addEventListener("change", function (evt) {
+    if (evt.target instanceof HTMLSelectElement && evt.target.name === "provider") sync();
+  });
+  document.addEventListener("DOMContentLoaded", sync);
+})();
