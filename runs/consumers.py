@@ -85,6 +85,10 @@ class RunConsumer(LabConsumer):
         except (TypeError, ValueError):
             seq = -1
         await self.catch_up(str(content.get("epoch", "")), seq)
+        if self.watcher.panel:
+            # The state may have changed while the page was away: the watcher publishes only
+            # on change, so a reconnecting page gets the current panel now.
+            await self.send(text_data=self.watcher.panel)
 
     async def catch_up(self, epoch: str, seq: int) -> None:
         run = await Run.objects.aget(pk=self.run_id)

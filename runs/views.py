@@ -73,7 +73,7 @@ def _run_context(run: Run) -> dict[str, object]:
     return {
         "run": run,
         "epoch": tail.epoch,
-        "messages": tail.messages,
+        "transcript_messages": tail.messages,
         "has_earlier": tail.has_earlier,
         "last_seq": tail.next_seq - 1,
         "state": state,
@@ -102,7 +102,12 @@ def run_messages(request: HttpRequest, run_id: int) -> HttpResponse:
     return render(
         request,
         "runs/detail.html#earlier",
-        {"run": run, "messages": page, "epoch": tail.epoch, "has_earlier": bool(page) and page[0].seq > 0},
+        {
+            "run": run,
+            "transcript_messages": page,
+            "epoch": tail.epoch,
+            "has_earlier": bool(page) and page[0].seq > 0,
+        },
     )
 
 

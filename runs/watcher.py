@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -36,6 +37,7 @@ log = logging.getLogger(__name__)
 # watchfiles groups events for `step` ms after the last one, up to `debounce` ms.
 WATCH_STEP_MS = 3
 WATCH_DEBOUNCE_MS = 50
+WATCH_STOP_CHECK_MS = 1000  # how soon a cancelled watch thread notices
 # Only where a pidfd is unavailable: how often to ask tmux whether the session is still there.
 LIVENESS_FALLBACK_S = 5.0
 # A worker without the run's watch lease retries this often, so a dead holder is replaced
@@ -123,20 +125,37 @@ class RunWatcher:
                 os.close(pidfd)
 
     async def watch(self, paths: tuple[str, ...]) -> None:
+        """inotify through watchfiles, in a daemon thread of our own: awatch's worker thread
+        is not a daemon and kept daphne from exiting on SIGTERM while a run was watched."""
         wanted = set(paths)
+        loop = asyncio.get_running_loop()
+        stop = threading.Event()
 
         def relevant(_change: watchfiles.Change, path: str) -> bool:
             return path in wanted or os.path.dirname(path) in wanted
 
-        async for _changes in watchfiles.awatch(
-            *paths,
-            watch_filter=relevant,
-            debounce=WATCH_DEBOUNCE_MS,
-            step=WATCH_STEP_MS,
-            recursive=False,
-            ignore_permission_denied=True,
-        ):
-            self.wake.set()
+        def run() -> None:
+            for _changes in watchfiles.watch(
+                *paths,
+                watch_filter=relevant,
+                debounce=WATCH_DEBOUNCE_MS,
+                step=WATCH_STEP_MS,
+                stop_event=stop,
+                rust_timeout=WATCH_STOP_CHECK_MS,
+                recursive=False,
+                ignore_permission_denied=True,
+                raise_interrupt=False,
+            ):
+                if loop.is_closed():
+                    return
+                loop.call_soon_threadsafe(self.wake.set)
+
+        thread = threading.Thread(target=run, name=f"run-watch-{self.run_id}", daemon=True)
+        thread.start()
+        try:
+            await asyncio.Event().wait()  # until cancelled: the paths changed or the run ended
+        finally:
+            stop.set()
 
     def watch_exit(self, pid: int | None) -> int | None:
         """A pidfd on the TUI's process: readable the moment it exits (also when the whole
