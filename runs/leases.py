@@ -44,7 +44,9 @@ class WatchLease:
                 autocommit=True,
                 application_name=f"lab-watch-{self.run_id}",
             )
-            row = conn.execute("SELECT pg_try_advisory_lock(%s, %s)", (LOCK_NAMESPACE, self.run_id)).fetchone()
+            row = conn.execute(
+                "SELECT pg_try_advisory_lock(%s, %s)", (LOCK_NAMESPACE, self.run_id)
+            ).fetchone()
         except psycopg.Error:
             log.warning("could not reach PostgreSQL for the watch lease of run %s", self.run_id)
             return False

@@ -43,5 +43,11 @@ def catch_up_html(run: Run, epoch: str, seq: int) -> tuple[str, str, int]:
 def transcript_html(run: Run, epoch: str, messages: list[Message], has_earlier: bool) -> str:
     return render_to_string(
         "runs/detail.html#transcript",
-        {"run": run, "epoch": epoch, "transcript_messages": messages, "has_earlier": has_earlier, "oob": True},
+        {
+            "run": run,
+            "epoch": epoch,
+            "transcript_messages": messages,
+            "has_earlier": has_earlier,
+            "oob": True,
+        },
     )

@@ -68,7 +68,9 @@ def run_start(
     worktrees.validate_branch(branch)
     name = name or branch.rsplit("/", 1)[-1]
     if not RUN_NAME_RE.match(name):
-        raise worktrees.InvalidName("A run name is letters, digits, '.', '_' and '-', starting with a letter or digit.")
+        raise worktrees.InvalidName(
+            "A run name is letters, digits, '.', '_' and '-', starting with a letter or digit."
+        )
     worktree = worktrees.worktree_find(repository, branch)
     if worktree is None:
         worktree = worktrees.worktree_create(

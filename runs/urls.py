@@ -9,6 +9,7 @@ urlpatterns = [
     path("runs/<int:run_id>/", views.run_detail, name="detail"),
     path("runs/<int:run_id>/messages/", views.run_messages, name="messages"),
     path("runs/<int:run_id>/reply/", views.run_reply, name="reply"),
+    path("runs/<int:run_id>/commands/", views.run_commands, name="commands"),
     path("runs/<int:run_id>/answer/", views.run_answer, name="answer"),
     path("runs/<int:run_id>/interrupt/", views.run_interrupt, name="interrupt"),
     path("runs/<int:run_id>/end/", views.run_end, name="end"),

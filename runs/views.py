@@ -9,7 +9,7 @@ from __future__ import annotations
 from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.contrib import messages
-from django.http import Http404, HttpRequest, HttpResponse, QueryDict
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, QueryDict
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect
@@ -23,7 +23,7 @@ from providers.errors import (
 )
 from providers.registry import get_provider
 from providers.schema import Answer, Dialog, RunState
-from runs import services, worktrees
+from runs import commands, services, worktrees
 from runs.forms import NewRunForm, ReplyForm
 from runs.models import Run
 from runs.transcripts import PAGE, transcript_page, transcript_tail
@@ -80,7 +80,43 @@ def _run_context(run: Run) -> dict[str, object]:
         "dialog": services.pending_dialog(run) if state == RunState.QUESTION else None,
         "provider_name": provider.display_name(),
         "form": ReplyForm(),
+        "clear_command": _clear_command(run),
     }
+
+
+def _clear_command(run: Run) -> object:
+    """The provider's CLEAR-role command binds "New conversation" (lab never names it)."""
+    if run.is_ended or not run.worktree:
+        return None
+    try:
+        return commands.clear_command(
+            commands.run_commands(provider_id=run.provider_id, worktree=run.worktree)
+        )
+    except (OSError, ValueError):
+        return None
+
+
+@require_GET
+def run_commands(request: HttpRequest, run_id: int) -> HttpResponse:
+    """The chat-safe slash commands for the run's worktree: a partial for htmx, JSON on request."""
+    run = get_object_or_404(Run, pk=run_id)
+    rows = commands.run_commands(provider_id=run.provider_id, worktree=run.worktree) if run.worktree else []
+    if request.get_preferred_type(["text/html", "application/json"]) == "application/json":
+        return JsonResponse(
+            {
+                "commands": [
+                    {
+                        "name": r.name,
+                        "description": r.description,
+                        "argument_hint": r.argument_hint,
+                        "source": r.source,
+                        "role": r.role.value if r.role else None,
+                    }
+                    for r in rows
+                ]
+            }
+        )
+    return render(request, "runs/detail.html#commands", {"run": run, "commands": rows})
 
 
 @require_GET
@@ -111,9 +147,14 @@ def run_messages(request: HttpRequest, run_id: int) -> HttpResponse:
     )
 
 
-def _composer(request: HttpRequest, run: Run, form: ReplyForm, *, error: str = "", status: int = 200) -> HttpResponse:
+def _composer(
+    request: HttpRequest, run: Run, form: ReplyForm, *, error: str = "", status: int = 200
+) -> HttpResponse:
     return render(
-        request, "runs/detail.html#composer", {"run": run, "form": form, "composer_error": error}, status=status
+        request,
+        "runs/detail.html#composer",
+        {"run": run, "form": form, "composer_error": error},
+        status=status,
     )
 
 

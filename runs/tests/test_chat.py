@@ -161,7 +161,12 @@ def test_the_new_run_form_renders_the_providers_declared_options(authed_client, 
 def test_a_new_run_from_the_form(authed_client, fake_provider, git_repo):
     response = authed_client.post(
         "/runs/new/",
-        {"provider": "fake", "repository": str(git_repo), "branch": "lab/from-form", "opt:fake:speed": "slow"},
+        {
+            "provider": "fake",
+            "repository": str(git_repo),
+            "branch": "lab/from-form",
+            "opt:fake:speed": "slow",
+        },
     )
     run = Run.objects.get(branch="lab/from-form")
     assert response.status_code == 302 and response["Location"] == f"/runs/{run.pk}/"
@@ -179,7 +184,9 @@ def test_a_new_run_from_the_form(authed_client, fake_provider, git_repo):
         (None, "x..y", "Not a valid branch name"),
     ],
 )
-def test_the_new_run_form_refuses_bad_input(authed_client, fake_provider, git_repo, repository, branch, error):
+def test_the_new_run_form_refuses_bad_input(
+    authed_client, fake_provider, git_repo, repository, branch, error
+):
     data = {"provider": "fake", "repository": repository or str(git_repo), "branch": branch}
     response = authed_client.post("/runs/new/", data)
     assert response.status_code == 422

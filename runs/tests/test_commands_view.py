@@ -102,3 +102,42 @@ def test_the_real_adapter_through_the_registry(settings, tmp_path):
     assert "config" not in names and "model" not in names and "exit" not in names
     assert clear_command(rows) is not None
     assert len(names) == len(set(names))
+
+
+# --- the view and the New conversation button ---------------------------------------------
+
+from providers.testing import fake_append  # noqa: E402
+from runs import services  # noqa: E402
+
+
+@pytest.fixture
+def fake_run(fake_provider, git_repo, db):
+    return services.run_start(provider_id="fake", repository=git_repo, branch="lab/commands-view")
+
+
+def test_the_view_serves_chat_safe_rows_as_json(authed_client, fake_run):
+    response = authed_client.get(f"/runs/{fake_run.pk}/commands/", HTTP_ACCEPT="application/json")
+    names = [row["name"] for row in response.json()["commands"]]
+    assert "echo" in names and "new" in names
+    assert "settings" not in names  # chat_safe=False: opens a UI lab cannot see
+
+
+def test_the_view_serves_an_html_partial_for_htmx(authed_client, fake_run):
+    body = authed_client.get(f"/runs/{fake_run.pk}/commands/").content.decode()
+    assert 'data-name="echo"' in body and 'data-hint="TEXT"' in body
+    assert 'data-role="clear"' in body
+
+
+def test_new_conversation_is_bound_to_the_providers_clear_command(authed_client, fake_run, fake_provider):
+    body = authed_client.get(f"/runs/{fake_run.pk}/").content.decode()
+    assert 'class="inline new-conversation"' in body
+    assert 'name="text" value="/new"' in body  # the fake's CLEAR-role row, not a name lab knows
+    authed_client.post(f"/runs/{fake_run.pk}/reply/", {"text": "/new"})
+    assert fake_provider.sent[-1] == ("reply", "/new")
+
+
+def test_an_ended_run_offers_no_new_conversation(authed_client, fake_run):
+    services.run_end(run=fake_run)
+    fake_append(fake_run.transcript_path, kind="assistant_text", text="still readable")
+    body = authed_client.get(f"/runs/{fake_run.pk}/").content.decode()
+    assert "new-conversation" not in body and "still readable" in body
