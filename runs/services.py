@@ -222,6 +222,18 @@ def run_mark_ended(*, run: Run) -> None:
         run.refresh_from_db(fields=["ended_at"])
 
 
+def run_remove_worktree(*, run: Run, confirm: bool = False) -> None:
+    """End the run if needed and remove its worktree; its branch and commits stay. Uncommitted
+    work raises worktrees.UncommittedChanges unless the operator confirmed deleting it."""
+    if not run.worktree:
+        raise worktrees.WorktreeError("This run's worktree was already removed.")
+    if not run.is_ended:
+        run_end(run=run)
+    worktrees.worktree_remove(repository=Path(run.repository), path=Path(run.worktree), force=confirm)
+    Run.objects.filter(pk=run.pk).update(worktree="")
+    run.worktree = ""
+
+
 def run_end(*, run: Run) -> None:
     Tmux(run.tmux_socket).kill_session(run.tmux_session)
     run_mark_ended(run=run)

@@ -13,4 +13,5 @@ urlpatterns = [
     path("runs/<int:run_id>/answer/", views.run_answer, name="answer"),
     path("runs/<int:run_id>/interrupt/", views.run_interrupt, name="interrupt"),
     path("runs/<int:run_id>/end/", views.run_end, name="end"),
+    path("runs/<int:run_id>/remove-worktree/", views.run_remove_worktree, name="remove_worktree"),
 ]

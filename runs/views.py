@@ -6,6 +6,8 @@ composer with the operator's text kept, never a lost draft.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.contrib import messages
@@ -200,6 +202,24 @@ async def run_interrupt(request: HttpRequest, run_id: int) -> HttpResponse:
         return HttpResponse(str(exc), status=409)
     poke(run.pk)
     return HttpResponse(status=204)
+
+
+@require_POST
+def run_remove_worktree(request: HttpRequest, run_id: int) -> HttpResponse:
+    run = get_object_or_404(Run, pk=run_id)
+    confirm = request.POST.get("confirm") == "1"
+    context: dict[str, object] = {"run": run}
+    try:
+        services.run_remove_worktree(run=run, confirm=confirm)
+    except worktrees.UncommittedChanges as exc:
+        changes = worktrees.uncommitted_changes(Path(run.worktree))
+        context |= {"worktree_error": str(exc), "changes": changes[:50], "needs_confirm": True}
+        return render(request, "runs/detail.html#worktree", context, status=409)
+    except worktrees.WorktreeError as exc:
+        context["worktree_error"] = str(exc)
+        return render(request, "runs/detail.html#worktree", context, status=409)
+    poke(run.pk)
+    return render(request, "runs/detail.html#worktree", context | {"removed": True})
 
 
 @require_POST

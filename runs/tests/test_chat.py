@@ -3,6 +3,7 @@ reconnect without gap or duplicate, ended. The real adapter has its own live tes
 
 import asyncio
 import re
+from pathlib import Path
 
 import pytest
 from asgiref.sync import sync_to_async
@@ -192,3 +193,28 @@ def test_the_new_run_form_refuses_bad_input(
     assert response.status_code == 422
     assert error in response.content.decode()
     assert not Run.objects.exists()
+
+
+def test_removing_a_clean_worktree_keeps_the_branch(authed_client, run, git_repo):
+    import subprocess
+
+    services.run_end(run=run)
+    worktree = run.worktree
+    response = authed_client.post(f"/runs/{run.pk}/remove-worktree/")
+    assert response.status_code == 200 and "was removed" in response.content.decode()
+    assert not Path(worktree).exists()
+    branches = subprocess.run(["git", "branch"], cwd=git_repo, capture_output=True, text=True).stdout
+    assert "lab/try-1" in branches
+
+
+def test_uncommitted_work_is_never_deleted_without_a_confirm(authed_client, run):
+    services.run_end(run=run)
+    (Path(run.worktree) / "work.txt").write_text("precious")
+    response = authed_client.post(f"/runs/{run.pk}/remove-worktree/")
+    assert response.status_code == 409
+    body = response.content.decode()
+    assert "uncommitted" in body and "work.txt" in body and 'name="confirm" value="1"' in body
+    assert (Path(run.worktree) / "work.txt").exists()
+    response = authed_client.post(f"/runs/{run.pk}/remove-worktree/", {"confirm": "1"})
+    assert response.status_code == 200
+    assert not (Path(run.worktree) / "work.txt").exists()
