@@ -195,6 +195,9 @@ TEMPLATES = [
 DATABASES = {
     "default": env.db_url("DATABASE_URL", default=f"sqlite:///{DATA_DIR / 'lab.sqlite3'}"),
 }
+# Reuse connections (the watcher and the sockets query on every change), checked before use.
+DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=60)
+DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # WAL + a busy timeout: the watcher and request handlers write concurrently.
     DATABASES["default"].setdefault("OPTIONS", {}).update(
@@ -209,7 +212,9 @@ if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
-            "CONFIG": {"hosts": [REDIS_URL]},
+            # redis-py's 5 s socket timeout equals channels-redis's 5 s blocking pop, so an idle
+            # socket's read timed out and daphne dropped the consumer: give the pop room.
+            "CONFIG": {"hosts": [{"address": REDIS_URL, "socket_timeout": 30}]},
         }
     }
 else:

@@ -70,6 +70,7 @@ class AgentProvider(abc.ABC):
     def read_transcript(self, path: str, cursor: Cursor) -> TranscriptRead:
         """Messages appended since `cursor`. Never re-reads what the cursor covers; holds back a
         partial last line; a corrupt line is skipped and surfaced as a lifecycle warning.
+        May stop at a byte budget: callers read again until the cursor stops moving.
         Incremental reads concatenated equal one whole read."""
 
     @abc.abstractmethod

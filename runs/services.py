@@ -101,13 +101,17 @@ def run_start(
         raise
     run.session_id = result.session_id
     run.transcript_path = result.transcript_path
-    run.save(update_fields=["session_id", "transcript_path"])
+    run.tmux_pane_pid = Tmux(run.tmux_socket).pane_pid(run.tmux_session)
+    run.save(update_fields=["session_id", "transcript_path", "tmux_pane_pid"])
     return run
 
 
 def _require_live(run: Run) -> RunHandle:
     if run.is_ended:
         raise RunEnded("This run has ended.")
+    if not run_alive(run):
+        run_mark_ended(run=run)
+        raise RunEnded("This run's terminal session is gone; the run has ended.")
     return run_handle(run)
 
 
@@ -212,7 +216,12 @@ def _remember_answered(run_id: int, tool_use_id: str) -> None:
 
 
 def run_alive(run: Run) -> bool:
-    return not run.is_ended and Tmux(run.tmux_socket).has_session(run.tmux_session)
+    """The run's own TUI is still there. A session of the same name on a restarted tmux server
+    is not it: the pane's pid must be the one recorded at spawn."""
+    if run.is_ended:
+        return False
+    pid = Tmux(run.tmux_socket).pane_pid(run.tmux_session)
+    return pid is not None and (run.tmux_pane_pid is None or pid == run.tmux_pane_pid)
 
 
 def run_mark_ended(*, run: Run) -> None:

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 
 from providers.base import AgentProvider
 from providers.registry import get_provider
-from providers.schema import Cursor, Dialog, Message, RunState
+from providers.errors import TranscriptUnreadable
+from providers.schema import Cursor, Dialog, Message, MessageKind, RunState
 from runs.models import Run
 
 CHECKPOINT = 256
@@ -54,33 +55,39 @@ class TranscriptIndex:
         self.state = RunState.IDLE
         self.dialog: Dialog | None = None
         self.generation = 0  # bumped when the file was truncated or replaced under the reader
+        self.error = ""
 
     @property
     def epoch(self) -> str:
         base = epoch_of(self.path)
         return f"{base}g{self.generation}" if self.generation else base
 
-    def advance(self) -> tuple[list[Message], bool]:
-        """Parse what was appended since the last call. Returns (new messages, reset)."""
+    def advance(self) -> bool:
+        """Parse what was appended since the last call (only that). True when the file was
+        truncated or replaced and the index started over."""
         with self.lock:
-            new: list[Message] = []
             reset = False
             while True:
                 before = self.cursor.offset
-                read = self.provider.read_transcript(self.path, self.cursor)
+                try:
+                    read = self.provider.read_transcript(self.path, self.cursor)
+                except TranscriptUnreadable as exc:
+                    # A symlink, FIFO or other non-file where the transcript should be: shown on
+                    # the page, never followed, never fatal to the page or the watcher.
+                    self.error = str(exc)
+                    return reset
+                self.error = ""
                 if read.reset:
                     reset = True
                     self.generation += 1
-                    new.clear()
                     self.tail.clear()
                     self.checkpoints = [Cursor(path=self.path)]
                 self._absorb(read.messages, read.cursor)
-                new.extend(read.messages)
                 self.cursor = read.cursor
                 self.state, self.dialog = read.state, read.dialog
                 if (read.cursor.offset == before and not read.reset) or read.cursor.offset == 0:
                     break  # nothing more appended (a reader with a byte budget may need several calls)
-            return new, reset
+            return reset
 
     def _absorb(self, messages: list[Message], end: Cursor) -> None:
         self.tail.extend(messages)
@@ -142,6 +149,10 @@ def transcript_tail(run: Run, limit: int = PAGE) -> Tail:
     index = transcript_index(run, path)
     index.advance()
     messages = list(index.tail)[-limit:]
+    if index.error:
+        messages.append(
+            Message(seq=index.cursor.next_seq, kind=MessageKind.LIFECYCLE, text=index.error, is_error=True)
+        )
     return Tail(
         path=path,
         epoch=index.epoch,

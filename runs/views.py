@@ -172,6 +172,11 @@ async def run_reply(request: HttpRequest, run_id: int) -> HttpResponse:
     # Async, and the delivery wait in its own thread: a reply waits for the transcript to
     # record it (seconds), which must not hold the one thread sync views share.
     run = await _aget_run(run_id)
+    # A body far over the limit is refused before it is parsed (Django would raise a 400 on
+    # DATA_UPLOAD_MAX_MEMORY_SIZE): nothing is read into memory, nothing reaches the TUI.
+    if int(request.META.get("CONTENT_LENGTH") or 0) > settings.LAB_REPLY_MAX_BYTES * 4 + 4096:
+        error = f"That is longer than {settings.LAB_REPLY_MAX_BYTES} bytes."
+        return _composer(request, run, ReplyForm(), error=error, status=413)
     form = ReplyForm(request.POST)
     if not form.is_valid():
         return _composer(request, run, form, error="Write something first.", status=422)
@@ -180,6 +185,8 @@ async def run_reply(request: HttpRequest, run_id: int) -> HttpResponse:
         return _composer(
             request, run, form, error=f"That is longer than {settings.LAB_REPLY_MAX_BYTES} bytes.", status=413
         )
+    if not run.is_ended and not await sync_to_async(services.run_alive, thread_sensitive=False)(run):
+        await sync_to_async(services.run_mark_ended)(run=run)
     try:
         await sync_to_async(services.run_reply, thread_sensitive=False)(run=run, text=text)
     except ReplyNotDelivered as exc:
@@ -196,6 +203,8 @@ async def run_reply(request: HttpRequest, run_id: int) -> HttpResponse:
 @require_POST
 async def run_interrupt(request: HttpRequest, run_id: int) -> HttpResponse:
     run = await _aget_run(run_id)
+    if not run.is_ended and not await sync_to_async(services.run_alive, thread_sensitive=False)(run):
+        await sync_to_async(services.run_mark_ended)(run=run)
     try:
         await sync_to_async(services.run_interrupt, thread_sensitive=False)(run=run)
     except ProviderError as exc:

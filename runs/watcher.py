@@ -1,7 +1,7 @@
 """One RunWatcher per live run per process: inotify on the transcript, push only what is new.
 
-The watcher wakes on file events (watchfiles' inotify backend, with its grouping tuned down
-from the 1600 ms default: DESIGN.md's latency budget), on the exit of the TUI's process (a
+The watcher wakes on file events (inotify, one descriptor per process read on the event loop,
+no grouping delay: DESIGN.md's latency budget), on the exit of the TUI's process (a
 pidfd, no polling), or when asked. Each wake parses only the appended bytes through the run's
 TranscriptIndex and notifies the run's group; each socket then pulls the messages it lacks.
 Watchers stop when the run has ended and nobody watches.
@@ -13,12 +13,10 @@ import asyncio
 import contextlib
 import logging
 import os
-import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import watchfiles
 from asgiref.sync import sync_to_async
 from channels.layers import get_channel_layer
 from django.template.loader import render_to_string
@@ -28,16 +26,13 @@ from providers.registry import get_provider
 from providers.schema import RunState
 from providers.tmux import Tmux
 from runs import services
+from runs.inotify import hub
 from runs.leases import WatchLease
 from runs.models import Run
 from runs.transcripts import transcript_index
 
 log = logging.getLogger(__name__)
 
-# watchfiles groups events for `step` ms after the last one, up to `debounce` ms.
-WATCH_STEP_MS = 3
-WATCH_DEBOUNCE_MS = 50
-WATCH_STOP_CHECK_MS = 1000  # how soon a cancelled watch thread notices
 # Only where a pidfd is unavailable: how often to ask tmux whether the session is still there.
 LIVENESS_FALLBACK_S = 5.0
 # A worker without the run's watch lease retries this often, so a dead holder is replaced
@@ -65,6 +60,7 @@ class RunWatcher:
     state: str = ""
     panel: str = ""
     exited: bool = False
+    has_pidfd: bool = False
 
     async def main(self) -> None:
         lease = WatchLease(self.run_id)
@@ -105,6 +101,7 @@ class RunWatcher:
                         run.tmux_session
                     )
                     pidfd = self.watch_exit(pid)
+                    self.has_pidfd = pidfd is not None
                 self.wake.clear()
                 timeout = None if pidfd is not None or snap.ended else LIVENESS_FALLBACK_S
                 with contextlib.suppress(TimeoutError):
@@ -125,37 +122,26 @@ class RunWatcher:
                 os.close(pidfd)
 
     async def watch(self, paths: tuple[str, ...]) -> None:
-        """inotify through watchfiles, in a daemon thread of our own: awatch's worker thread
-        is not a daemon and kept daphne from exiting on SIGTERM while a run was watched."""
-        wanted = set(paths)
-        loop = asyncio.get_running_loop()
-        stop = threading.Event()
+        """Wake on any change in these directories (the process's one inotify fd, read on
+        the loop: no thread, no grouping delay) until cancelled."""
+        inotify = hub()
 
-        def relevant(_change: watchfiles.Change, path: str) -> bool:
-            return path in wanted or os.path.dirname(path) in wanted
+        def changed(_name: str) -> None:
+            self.wake.set()
 
-        def run() -> None:
-            for _changes in watchfiles.watch(
-                *paths,
-                watch_filter=relevant,
-                debounce=WATCH_DEBOUNCE_MS,
-                step=WATCH_STEP_MS,
-                stop_event=stop,
-                rust_timeout=WATCH_STOP_CHECK_MS,
-                recursive=False,
-                ignore_permission_denied=True,
-                raise_interrupt=False,
-            ):
-                if loop.is_closed():
-                    return
-                loop.call_soon_threadsafe(self.wake.set)
-
-        thread = threading.Thread(target=run, name=f"run-watch-{self.run_id}", daemon=True)
-        thread.start()
+        added = []
         try:
+            for directory in paths:
+                try:
+                    inotify.add(directory, changed)
+                    added.append(directory)
+                except OSError:
+                    log.warning("cannot watch %s for run %s", directory, self.run_id)
+            self.wake.set()  # whatever changed while the watch was being set up
             await asyncio.Event().wait()  # until cancelled: the paths changed or the run ended
         finally:
-            stop.set()
+            for directory in added:
+                inotify.remove(directory, changed)
 
     def watch_exit(self, pid: int | None) -> int | None:
         """A pidfd on the TUI's process: readable the moment it exits (also when the whole
@@ -183,7 +169,8 @@ class RunWatcher:
             # Resolved hook payloads go; the provider keeps what it still needs (cheap: it
             # looks only when its spool changed).
             provider.sweep(services.run_handle(run))
-        if not run.is_ended and (self.exited or not services.run_alive(run)):
+        # With a pidfd on the TUI the exit is an event; ask tmux (a subprocess) only without one.
+        if not run.is_ended and (self.exited or (not self.has_pidfd and not services.run_alive(run))):
             services.run_mark_ended(run=run)
         path = run.transcript_path and get_provider(run.provider_id).locate_transcript(
             services.run_handle(run)

@@ -59,6 +59,7 @@ ENTER_DELAY_PER_KB_S = 0.25
 ENTER_DELAY_MAX_S = 1.5
 DELIVERY_TIMEOUT_S = 20.0
 RETRY_ENTER_AFTER_S = 3.0
+READ_BUDGET = 4 * 1024 * 1024
 READY_TIMEOUT_S = 30.0
 
 # The backstop's intents (DESIGN.md "Dialog answering"): in memory, per tool_use_id, bounded.
@@ -232,12 +233,18 @@ class ClaudeCodeProvider(AgentProvider):
         p = Path(path)
         if ".." in p.parts or p.suffix != ".jsonl" or not UUID_RE.match(p.stem):
             return False
-        return p.parent.parent == root
+        if p.parent.parent != root:
+            return False
+        # The project dir must really be under the root: a symlinked one could lead out of it
+        # (O_NOFOLLOW guards only the last component).
+        return os.path.realpath(p.parent) == str(root / p.parent.name)
 
     def read_transcript(self, path: str, cursor: Cursor) -> TranscriptRead:
         with self._guard:
             intents = dict(self._intents)
-        read = transcript.read_transcript(path, cursor, intents)
+        # One 4 MiB pass per call: bounded memory, and the caller's index gets a checkpoint per
+        # pass of a huge file (it calls again until the cursor stops moving).
+        read = transcript.read_transcript(path, cursor, intents, max_bytes=READ_BUDGET, max_passes=1)
         results = [m.native_id for m in read.messages if m.kind == MessageKind.TOOL_RESULT and m.native_id]
         with self._guard:
             for tool_use_id in results:

@@ -462,8 +462,12 @@ def read_transcript(
     *,
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
     max_bytes: int = DEFAULT_MAX_BYTES,
+    max_passes: int | None = None,
 ) -> TranscriptRead:
     """Messages appended to `path` since `cursor`, and the state and dialog after them.
+
+    `max_passes` stops after that many byte-budget passes (the cursor says where): a caller
+    that indexes a huge file gets a checkpoint per pass instead of one at the end.
 
     `intents` (tool_use_id → Intent) arms the answer backstop. Raises TranscriptUnreadable for
     a symlink or non-regular file; a corrupt or oversized line never raises.
@@ -476,7 +480,9 @@ def read_transcript(
     reset = fresh
     skip_from = st.skip_from
     start_offset = offset
+    passes = 0
     while True:  # the byte budget bounds each pass; a 100 MB file takes several
+        passes += 1
         read = read_lines(path, offset, inode, max_line_bytes, skip_from=skip_from, max_bytes=max_bytes)
         if read.reset:
             reset = True
@@ -484,7 +490,7 @@ def read_transcript(
             start_offset = 0
         reader.feed(read)
         offset, inode, skip_from = read.offset, read.inode, read.skip_from
-        if not read.more:
+        if not read.more or (max_passes is not None and passes >= max_passes):
             break
     reader.stats["lines"] = reader.lines
     reader.stats["bookkeeping"] = reader.bookkeeping
