@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import subprocess
+import time
 import uuid
 from collections.abc import Mapping, Sequence
 
@@ -67,13 +68,20 @@ class Tmux:
         own environment, inherited from lab, never leaks into the agent). Returns the pane pid."""
         env_args = [f"{k}={v}" for k, v in env.items()]
         command = ["/usr/bin/env", "-i", *env_args, *argv]
-        try:
-            proc = self._run(
-                "new-session", "-d", "-P", "-F", "#{pane_pid}", "-s", check_name(name),
-                "-x", str(width), "-y", str(height), "-c", cwd, "--", *command,
-            )  # fmt: skip
-        except TmuxError as exc:
-            raise SpawnFailed(f"tmux could not start the session: {exc}") from exc
+        args = (
+            "new-session", "-d", "-P", "-F", "#{pane_pid}", "-s", check_name(name),
+            "-x", str(width), "-y", str(height), "-c", cwd, "--", *command,
+        )  # fmt: skip
+        for attempt in range(3):
+            try:
+                proc = self._run(*args)
+                break
+            except TmuxError as exc:
+                # A server still shutting down (a kill-server just before) refuses the client
+                # once; a fresh one starts on the next try.
+                if "server exited unexpectedly" not in str(exc) or attempt == 2:
+                    raise SpawnFailed(f"tmux could not start the session: {exc}") from exc
+                time.sleep(0.1)
         # A window-size of "manual" keeps the TUI at the size lab chose, attach or not.
         self._run("set-option", "-t", self._session(name), "window-size", "manual", check=False)
         return int(proc.stdout.decode().strip().splitlines()[-1])
@@ -89,8 +97,11 @@ class Tmux:
     def pane_format(self, name: str, fmt: str) -> str | None:
         """A tmux format of the pane (terminal mode flags and the like), None when it is gone.
         tmux's own state about the pane, not the screen's content."""
-        proc = self._run("display-message", "-p", "-t", self._pane(name), fmt, check=False)
-        return proc.stdout.decode().strip() if proc.returncode == 0 else None
+        # display-message exits 0 with empty output for a missing target: the pane id, always
+        # "%N" for a real pane, tells "gone" from a format that is empty.
+        proc = self._run("display-message", "-p", "-t", self._pane(name), f"#{{pane_id}} {fmt}", check=False)
+        pane_id, _, value = proc.stdout.decode().rstrip("\n").partition(" ")
+        return value.strip() if proc.returncode == 0 and pane_id.startswith("%") else None
 
     def list_sessions(self) -> list[str]:
         proc = self._run("list-sessions", "-F", "#{session_name}", check=False)
@@ -121,7 +132,12 @@ class Tmux:
         self._run("kill-session", "-t", self._session(name), check=False)
 
     def kill_server(self) -> None:
+        """Kill lab's tmux server and wait (bounded) until it has really gone: a new session
+        started while the old server still shuts down fails with "server exited unexpectedly"."""
         self._run("kill-server", check=False)
+        deadline = time.monotonic() + 5.0
+        while time.monotonic() < deadline and self._run("list-sessions", check=False).returncode == 0:
+            time.sleep(0.02)
 
     def capture(self, name: str) -> str:
         """For live-test harnesses watching their own probe only (never-scrape, DESIGN.md)."""

@@ -55,6 +55,7 @@ class RunConsumer(LabConsumer):
     epoch: str = ""
     last_seq: int = -1
     ready: bool = False
+    panel_sent: str = ""
 
     async def connect(self) -> None:
         user = self.scope.get("user")
@@ -88,6 +89,7 @@ class RunConsumer(LabConsumer):
         if self.watcher.panel:
             # The state may have changed while the page was away: the watcher publishes only
             # on change, so a reconnecting page gets the current panel now.
+            self.panel_sent = self.watcher.panel
             await self.send(text_data=self.watcher.panel)
 
     async def catch_up(self, epoch: str, seq: int) -> None:
@@ -105,4 +107,6 @@ class RunConsumer(LabConsumer):
         if not self.ready:
             return  # the hello's catch-up will read the file, which includes this
         await self.catch_up(self.epoch, self.last_seq)
-        await self.send(text_data=event["panel"])
+        if event["panel"] != self.panel_sent:
+            self.panel_sent = event["panel"]
+            await self.send(text_data=event["panel"])

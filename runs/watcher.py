@@ -61,6 +61,8 @@ class RunWatcher:
     panel: str = ""
     exited: bool = False
     has_pidfd: bool = False
+    stale: bool = False  # re-read the Run row on the next wake
+    panel_key: tuple[object, ...] = ()
 
     async def main(self) -> None:
         lease = WatchLease(self.run_id)
@@ -84,8 +86,13 @@ class RunWatcher:
         watched: tuple[str, ...] = ()
         pidfd = None
         try:
+            run: Run | None = None
             while True:
-                run = await Run.objects.aget(pk=self.run_id)
+                if run is None or self.stale:
+                    # The watcher writes the run's transcript_path and ended_at itself; anything
+                    # else lab changes pokes it. So no query per wake.
+                    self.stale = False
+                    run = await Run.objects.aget(pk=self.run_id)
                 snap = await sync_to_async(self.step, thread_sensitive=False)(run)
                 await self.publish(layer, run, snap)
                 if snap.ended and self.subscribers <= 0:
@@ -191,16 +198,21 @@ class RunWatcher:
             # The live channel often knows of a picker before its tool_use is in the transcript.
             dialog = services.pending_dialog(run) if state == RunState.QUESTION else None
             next_seq = index.cursor.next_seq
-        panel = render_to_string(
-            "runs/detail.html#panel",
-            {
-                "run": run,
-                "state": state,
-                "dialog": dialog,
-                "provider_name": provider.display_name(),
-                "oob": True,
-            },
-        )
+        key = (state, dialog, run.is_ended)
+        if key != self.panel_key or not self.panel:
+            self.panel_key = key
+            panel = render_to_string(
+                "runs/detail.html#panel",
+                {
+                    "run": run,
+                    "state": state,
+                    "dialog": dialog,
+                    "provider_name": provider.display_name(),
+                    "oob": True,
+                },
+            )
+        else:
+            panel = self.panel
         return Snapshot(
             epoch=epoch, state=str(state), panel_html=panel, next_seq=next_seq, ended=run.is_ended
         )
@@ -255,4 +267,5 @@ def poke(run_id: int) -> None:
     """Ask a run's watcher to look now (after lab itself changed something)."""
     watcher = _watchers.get(run_id)
     if watcher is not None and _loop is not None:
+        watcher.stale = True
         _loop.call_soon_threadsafe(watcher.wake.set)

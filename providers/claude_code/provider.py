@@ -97,6 +97,7 @@ class ClaudeCodeProvider(AgentProvider):
         self._resolved_gen = 0
         self._first_seen: OrderedDict[str, int] = OrderedDict()  # tool_use_id → time_ns
         self._views: OrderedDict[str, tuple[Hashable, SpoolView]] = OrderedDict()
+        self._located: dict[str, tuple[Hashable, str]] = {}
 
     # --- declarations ----------------------------------------------------------------------
 
@@ -219,14 +220,29 @@ class ClaudeCodeProvider(AgentProvider):
     def locate_transcript(self, run: RunHandle) -> str:
         """compat §5: /clear writes a new <uuid>.jsonl and SessionStart(source=clear) names it.
         The newest SessionStart in the spool wins; the spawn-time path otherwise."""
+        if not run.spool_dir:
+            return run.transcript_path
+        # Called on every watcher wake and socket catch-up: re-read the spool only when it
+        # changed (one stat + listdir otherwise).
+        key = (spool_signature(run.spool_dir), run.transcript_path)
+        with self._guard:
+            cached = self._located.get(run.spool_dir)
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        located = run.transcript_path
         root = self.transcript_root().resolve()
         for event in reversed(spool_events(run.spool_dir)):
             if event.get("hook_event_name") != "SessionStart":
                 continue
             path = event.get("transcript_path")
             if isinstance(path, str) and self._is_transcript_path(path, root):
-                return path
-        return run.transcript_path
+                located = path
+                break
+        with self._guard:
+            self._located[run.spool_dir] = (key, located)
+            while len(self._located) > MAX_VIEWS:
+                self._located.pop(next(iter(self._located)))
+        return located
 
     @staticmethod
     def _is_transcript_path(path: str, root: Path) -> bool:

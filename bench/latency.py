@@ -1,0 +1,265 @@
+# ruff: noqa: E501  (benchmark tables and fixture-shaped literals read better unwrapped)
+"""1. Append → browser latency under daphne, with a naive 500 ms re-read poller on the same appends.
+
+A writer process appends Claude Code 2.1.328 assistant entries whose text carries the append's
+CLOCK_MONOTONIC timestamp; logged-in websocket clients (one per run, after `hello`) record when a
+frame containing each marker arrives. The baseline poller runs concurrently, in its own
+process, on the same files: every 500 ms it re-reads and re-parses the whole transcript (the
+common approach) and records when it first sees each marker.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+from bench.common import (
+    MARK_RE,
+    PY,
+    ROOT,
+    WS,
+    Daphne,
+    append_marker,
+    django_setup,
+    emit,
+    kill_tmux_server,
+    lab_env,
+    make_live_run,
+    make_operator_cookie,
+    pct,
+    tmpdir,
+)
+
+SEQ_RE = re.compile(rb'<li id="msg-\w+-(\d+)"')
+POLL_MS = 500
+
+
+def cpu_seconds(pid: int) -> float:
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+# -- the writer and the baseline poller: separate processes ----------------------------------
+
+
+def writer_main(spec: dict) -> None:
+    paths = [Path(p) for p in spec["paths"]]
+    interval = spec["interval_s"]
+    n = spec["appends"]
+    t0 = time.monotonic() + 0.2
+    for k in range(n):
+        for r, path in enumerate(paths):
+            target = t0 + k * interval + r * interval / len(paths)
+            delay = target - time.monotonic()
+            if delay > 0:
+                time.sleep(delay)
+            append_marker(path, r, k, with_bookkeeping=k % 10 == 9)
+
+
+def poller_main(spec: dict) -> None:
+    """The naive baseline: every POLL_MS, re-read + re-parse every whole file."""
+    sys.path.insert(0, str(ROOT))
+    from providers.claude_code.transcript import read_transcript
+    from providers.schema import Cursor
+
+    paths = spec["paths"]
+    seen: set[tuple[int, int]] = set()
+    lat: list[float] = []
+    parse: list[float] = []
+    print("ready", flush=True)
+    stop = time.monotonic() + spec["duration_s"]
+    nxt = time.monotonic()
+    while time.monotonic() < stop:
+        nxt += POLL_MS / 1000
+        for path in paths:
+            t = time.perf_counter()
+            read = read_transcript(path, Cursor(path=path))
+            parse.append((time.perf_counter() - t) * 1000)
+            now = time.monotonic_ns()
+            for m in read.messages:
+                hit = MARK_RE.search(m.text.encode())
+                if hit:
+                    key = (int(hit.group(1)), int(hit.group(2)))
+                    if key not in seen:
+                        seen.add(key)
+                        lat.append((now - int(hit.group(3))) / 1e6)
+        delay = nxt - time.monotonic()
+        if delay > 0:
+            time.sleep(delay)
+    print(json.dumps({"latencies_ms": lat, "parse_ms": parse, "seen": len(seen)}), flush=True)
+
+
+def _spawn(role: str, spec: dict) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [PY, "-m", "bench.latency", role, json.dumps(spec)], cwd=ROOT, stdout=subprocess.PIPE
+    )
+
+
+# -- the measurement --------------------------------------------------------------------------
+
+
+async def measure(
+    port: int,
+    cookie: str,
+    runs: list[tuple[int, Path]],
+    *,
+    appends: int,
+    interval_s: float,
+    baseline: bool = True,
+    origin: str | None = None,
+    grace_s: float = 5.0,
+    server_pid: int | None = None,
+) -> dict:
+    """Sockets on `port` (one per run), the writer and (optionally) the poller. Counts each
+    marker's frames: lost = never received, duplicated = received in more than one frame."""
+    origin = origin or f"http://127.0.0.1:{port}"
+    sockets = []
+    for run_id, _path in runs:
+        ws = await WS.connect(port, f"/ws/runs/{run_id}/", origin=origin, cookie=cookie)
+        await ws.send_json({"type": "hello", "epoch": "", "seq": -1})
+        first = await asyncio.wait_for(ws.recv(), 10)
+        assert first and b"transcript" in first, first
+        sockets.append(ws)
+    expected = {(r, k) for r in range(len(runs)) for k in range(appends)}
+    counts: Counter[tuple[int, int]] = Counter()
+    latencies: list[float] = []
+    seqs: list[Counter[int]] = [Counter() for _ in runs]
+    panels = [0] * len(runs)
+    done = asyncio.Event()
+
+    async def reader(i: int, ws: WS) -> None:
+        while True:
+            frame = await ws.recv()
+            now = time.monotonic_ns()
+            if frame is None:
+                return
+            if b'id="panel"' in frame:
+                panels[i] += 1
+            for s in SEQ_RE.findall(frame):
+                seqs[i][int(s)] += 1
+            for hit in MARK_RE.finditer(frame):
+                key = (int(hit.group(1)), int(hit.group(2)))
+                counts[key] += 1
+                if counts[key] == 1:
+                    latencies.append((now - int(hit.group(3))) / 1e6)
+            if expected.issubset(counts.keys()):
+                done.set()
+
+    tasks = [asyncio.create_task(reader(i, ws)) for i, ws in enumerate(sockets)]
+    paths = [str(p) for _, p in runs]
+    duration = appends * interval_s
+    cpu0 = cpu_seconds(server_pid) if server_pid else 0.0
+    t0 = time.monotonic()
+    poller = _spawn("poller", {"paths": paths, "duration_s": duration + 1.5}) if baseline else None
+    if poller:  # ready (imports done) before the first append, or its first latencies lie
+        await asyncio.get_running_loop().run_in_executor(None, poller.stdout.readline)
+    writer = _spawn("writer", {"paths": paths, "interval_s": interval_s, "appends": appends})
+    await asyncio.get_running_loop().run_in_executor(None, writer.wait)
+    write_s = time.monotonic() - t0
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(done.wait(), grace_s)
+    cpu = (cpu_seconds(server_pid) - cpu0) if server_pid else 0.0
+    wall = time.monotonic() - t0
+    for t in tasks:
+        t.cancel()
+    for ws in sockets:
+        await ws.close()
+    base: dict = {}
+    if poller:
+        out, _ = await asyncio.get_running_loop().run_in_executor(None, poller.communicate)
+        base = json.loads(out)
+    dup_seq = sum(1 for c in seqs for v in c.values() if v > 1)
+    gaps = 0
+    for c in seqs:
+        if c:
+            lo, hi = min(c), max(c)
+            gaps += sum(1 for s in range(lo, hi + 1) if s not in c)
+    result = {
+        "runs": len(runs),
+        "appends": len(expected),
+        "rate_per_run_hz": round(1 / interval_s, 1),
+        "write_s": round(write_s, 2),
+        "received": len(counts),
+        "lost": len(expected - counts.keys()),
+        "duplicated": sum(1 for v in counts.values() if v > 1),
+        "dup_seq": dup_seq,
+        "seq_gaps": gaps,
+        "panel_frames": sum(panels),
+        "p50": pct(latencies, 50),
+        "p95": pct(latencies, 95),
+        "p99": pct(latencies, 99),
+        "max": max(latencies) if latencies else float("nan"),
+        "server_cpu_pct": round(100 * cpu / wall, 1) if server_pid else None,
+    }
+    if base:
+        bl = base["latencies_ms"]
+        result.update(
+            base_p50=pct(bl, 50), base_p95=pct(bl, 95), base_p99=pct(bl, 99),
+            base_seen=base["seen"], base_parse_ms_p50=pct(base["parse_ms"], 50),
+        )  # fmt: skip
+    return result
+
+
+def scenario(runs: int, appends: int, interval_s: float, label: str, patch: str = "") -> dict:
+    with tmpdir("lab-bench-lat-") as tmp:
+        env = lab_env(tmp, BENCH_PATCH=patch)
+        django_setup()
+        cookie = make_operator_cookie()
+        made = [make_live_run(i, tmp) for i in range(runs)]
+        # Unpatched: `manage.py serve`, exactly as users run it; patched: bench.worker.
+        argv = [PY, "-m", "bench.worker"] if patch else None
+        server = Daphne(env, argv=argv, log=tmp / "daphne.log").start()
+        spy = None
+        if os.environ.get("BENCH_PROFILE"):  # py-spy on the daphne process, raw collapsed stacks
+            spy = subprocess.Popen(
+                [str(Path(PY).with_name("py-spy")), "record", "-p", str(server.proc.pid), "-r", os.environ.get("BENCH_PROFILE_RATE", "250"),
+                 "-f", "raw", "-o", f"{os.environ['BENCH_PROFILE']}-{runs}.txt", *(
+                     ["--idle"] if os.environ.get("BENCH_PROFILE_IDLE") else [])],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            )  # fmt: skip
+        try:
+            res = asyncio.run(
+                measure(server.port, cookie, made, appends=appends, interval_s=interval_s,
+                        server_pid=server.proc.pid if server.proc else None)
+            )  # fmt: skip
+        finally:
+            if spy:
+                spy.send_signal(2)
+                spy.wait(30)
+            server.stop()
+            kill_tmux_server(env["LAB_TMUX_SOCKET"])
+        res["label"] = label
+        return res
+
+
+def main() -> None:
+    if len(sys.argv) > 2 and sys.argv[1] in ("writer", "poller"):
+        spec = json.loads(sys.argv[2])
+        (writer_main if sys.argv[1] == "writer" else poller_main)(spec)
+        return
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", type=int, default=1)
+    ap.add_argument("--appends", type=int, default=500)
+    ap.add_argument("--rate", type=float, default=20.0, help="appends per second per run")
+    ap.add_argument("--patch", default="", help="bench.worker patches (the proposed fixes)")
+    args = ap.parse_args()
+    res = scenario(args.runs, args.appends, 1 / args.rate, f"latency-{args.runs}", args.patch)
+    res["patch"] = args.patch
+    res["load_avg"] = os.getloadavg()[0]
+    emit(res)
+
+
+if __name__ == "__main__":
+    main()
