@@ -25,6 +25,7 @@ from providers.errors import (
 )
 from providers.registry import get_provider
 from providers.schema import Answer, Dialog, RunState
+from auth_flows.services import auth_changed, provider_card
 from runs import commands, services, worktrees
 from runs.forms import NewRunForm, ReplyForm
 from runs.models import Run
@@ -50,7 +51,17 @@ def _tail_state(run: Run) -> tuple[RunState, Dialog | None]:
 @require_http_methods(["GET", "POST"])
 def run_new(request: HttpRequest) -> HttpResponse:
     form = NewRunForm(request.POST or None)
+    auth_card = None
     if request.method == "POST" and form.is_valid():
+        provider_id = form.cleaned_data["provider"]
+        status = get_provider(provider_id).auth_status()
+        if not status.logged_in:
+            # A TUI started logged out would only end at once: say why and offer the login
+            # right here (the card flips by provider.auth.changed when it is done).
+            auth_card = provider_card(provider_id=provider_id, status=status)
+            auth_changed(provider_id, status=status)
+            form.add_error(None, f"{auth_card.name} is not logged in: log in below, then start the run.")
+            return render(request, "runs/new.html", {"form": form, "auth_card": auth_card}, status=422)
         try:
             run = services.run_start(
                 provider_id=form.cleaned_data["provider"],

@@ -160,6 +160,7 @@ def test_the_new_run_form_renders_the_providers_declared_options(authed_client, 
 
 
 def test_a_new_run_from_the_form(authed_client, fake_provider, git_repo):
+    fake_provider.logged_in = True
     response = authed_client.post(
         "/runs/new/",
         {
@@ -172,6 +173,14 @@ def test_a_new_run_from_the_form(authed_client, fake_provider, git_repo):
     run = Run.objects.get(branch="lab/from-form")
     assert response.status_code == 302 and response["Location"] == f"/runs/{run.pk}/"
     assert run.spawn_options == {"speed": "slow"}
+
+
+def test_a_logged_out_provider_starts_nothing_and_offers_its_login(authed_client, fake_provider, git_repo):
+    response = authed_client.post("/runs/new/", {"provider": "fake", "repository": str(git_repo), "branch": "lab/x"})
+    assert response.status_code == 422
+    body = response.content.decode()
+    assert "Fake Agent is not logged in" in body and 'id="auth-card-fake"' in body
+    assert not Run.objects.exists()
 
 
 @pytest.mark.parametrize(

@@ -30,6 +30,7 @@ import pytest
 from playwright.sync_api import expect, sync_playwright
 
 from compat.home import prepare_home
+from compat.login_proxy import Behaviour, LoginProxy, make_certs
 from compat.scripted_model import Script, ScriptedModel
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -202,22 +203,15 @@ def scripted() -> Iterator[ScriptedModel]:
         model.stop()
 
 
-@pytest.fixture(scope="session")
-def lab_server(tmp_path_factory: pytest.TempPathFactory, scripted: ScriptedModel) -> Iterator[LabServer]:
-    root = tmp_path_factory.mktemp("browser")
-    repo = _git_repo(root / "repo")
-    home = root / "agent-home"
-    agent_env = prepare_home(home, repo, base_url=scripted.url)
-    port = _free_port()
-    proxy = DropProxy(port)
-    sock = f"labbrowser-{os.getpid()}-{uuid.uuid4().hex[:6]}"
+def _server_env(
+    root: Path, port: int, origin: str, sock: str, home: Path, agent_env: dict[str, str]
+) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in _SERVER_ENV_DROP}
     env.update(
         DJANGO_SETTINGS_MODULE="lab.settings",
         LAB_DATA_DIR=str(root / "data"),
         LAB_BIND=f"127.0.0.1:{port}",
-        # The browser reaches lab through the proxy: its pages' origin is the proxy's.
-        LAB_ORIGIN=f"http://127.0.0.1:{proxy.port}",
+        LAB_ORIGIN=origin,
         LAB_TMUX_SOCKET=sock,
         LAB_AGENT_HOME=str(home),
         LAB_AGENT_ENV=json.dumps(
@@ -226,6 +220,15 @@ def lab_server(tmp_path_factory: pytest.TempPathFactory, scripted: ScriptedModel
         DJANGO_SUPERUSER_PASSWORD=PASSWORD,
         PYTHONUNBUFFERED="1",
     )
+    return env
+
+
+@contextlib.contextmanager
+def _daphne(
+    root: Path, port: int, env: dict[str, str], sock: str
+) -> Iterator[tuple[subprocess.Popen[bytes], Path]]:
+    """Migrate, create the operator, serve lab with daphne on `port`; stop it and its tmux server
+    afterwards. Yields (the daphne process, its log file)."""
     python = str(VENV_BIN / "python")
     manage = [python, "manage.py"]
     subprocess.run([*manage, "migrate", "--noinput", "-v0"], cwd=REPO_ROOT, env=env, check=True)
@@ -246,21 +249,10 @@ def lab_server(tmp_path_factory: pytest.TempPathFactory, scripted: ScriptedModel
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )
-    url = f"http://127.0.0.1:{proxy.port}"
     try:
         _wait_http_200(f"http://127.0.0.1:{port}/login/", proc, log)
-        yield LabServer(
-            url=url,
-            direct_url=f"http://127.0.0.1:{port}",
-            proxy=proxy,
-            repo=repo,
-            home=home,
-            tmux_socket=sock,
-            model=scripted,
-            log=log,
-        )
+        yield proc, log
     finally:
-        proxy.close()
         stopping = time.monotonic()
         proc.terminate()
         try:
@@ -276,6 +268,33 @@ def lab_server(tmp_path_factory: pytest.TempPathFactory, scripted: ScriptedModel
         Path(os.environ.get("TMUX_TMPDIR", "/tmp"), f"tmux-{os.getuid()}", sock).unlink(missing_ok=True)
         if os.environ.get("LAB_BROWSER_SHOW_LOG"):
             print(log.read_text(errors="replace"))
+
+
+@pytest.fixture(scope="session")
+def lab_server(tmp_path_factory: pytest.TempPathFactory, scripted: ScriptedModel) -> Iterator[LabServer]:
+    root = tmp_path_factory.mktemp("browser")
+    repo = _git_repo(root / "repo")
+    home = root / "agent-home"
+    agent_env = prepare_home(home, repo, base_url=scripted.url)
+    port = _free_port()
+    proxy = DropProxy(port)
+    sock = f"labbrowser-{os.getpid()}-{uuid.uuid4().hex[:6]}"
+    # The browser reaches lab through the proxy: its pages' origin is the proxy's.
+    env = _server_env(root, port, f"http://127.0.0.1:{proxy.port}", sock, home, agent_env)
+    try:
+        with _daphne(root, port, env, sock) as (_proc, log):
+            yield LabServer(
+                url=f"http://127.0.0.1:{proxy.port}",
+                direct_url=f"http://127.0.0.1:{port}",
+                proxy=proxy,
+                repo=repo,
+                home=home,
+                tmux_socket=sock,
+                model=scripted,
+                log=log,
+            )
+    finally:
+        proxy.close()
 
 
 @pytest.fixture(scope="session")
@@ -350,14 +369,19 @@ class RunPage:
     tmux_session: str
 
 
-def start_run(page: Any, repo: Path, branch: str) -> RunPage:
-    """Create a run through the new-run form and land on its page."""
+def start_run(page: Any, repo: Path, branch: str, options: dict[str, str] | None = None) -> RunPage:
+    """Create a run through the new-run form and land on its page. `options` picks the
+    provider's spawn options by name (the form's `opt:claude-code:<name>` selects)."""
     page.goto("/runs/new/")
     provider = page.get_by_label("Provider")
     expect(provider).to_have_value("claude-code")
     provider.select_option("claude-code")
     page.get_by_label("Repository").fill(str(repo))
     page.get_by_label("Branch").fill(branch)
+    for name, value in (options or {}).items():
+        field = page.locator(f'[name="opt:claude-code:{name}"]')
+        field.select_option(value)
+        expect(field).to_have_value(value)
     page.get_by_role("button", name="Start").click()
     expect(page).to_have_url(re.compile(r"/runs/\d+/$"), timeout=LIVE_TIMEOUT_MS)
     attach = page.locator(".run-head code.copyable").inner_text()
@@ -374,6 +398,77 @@ def chat_run(context: Any, lab_server: LabServer) -> RunPage:
         return start_run(p, lab_server.repo, "lab/browser-chat")
     finally:
         p.close()
+
+
+@pytest.fixture(scope="session")
+def plan_run(context: Any, lab_server: LabServer) -> RunPage:
+    """A run started in plan mode (the form's permission_mode option = "plan")."""
+    p = context.new_page()
+    try:
+        return start_run(p, lab_server.repo, "lab/browser-plan", options={"permission_mode": "plan"})
+    finally:
+        p.close()
+
+
+def commit_file(repo: Path, relpath: str, content: str) -> None:
+    """Write and commit a file in a test repository (a run's worktree branches from HEAD)."""
+    path = repo / relpath
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(content)
+    git = ["git", "-c", "user.name=lab-test", "-c", "user.email=lab-test@example.invalid"]
+    subprocess.run([*git, "add", relpath], cwd=repo, check=True)
+    subprocess.run([*git, "commit", "-q", "-m", f"add {relpath}"], cwd=repo, check=True)
+
+
+# --- a second server for the login flow ---------------------------------------------------------
+
+
+@dataclass
+class AuthServer:
+    url: str
+    home: Path  # the private agent HOME the login writes its credentials into
+    proxy: LoginProxy  # the offline sign-in servers the CLI reaches through HTTPS_PROXY
+    proc: subprocess.Popen[bytes]
+    log: Path
+
+    def log_tail(self, n: int = 60) -> str:
+        return "\n".join(self.log.read_text(errors="replace").splitlines()[-n:])
+
+
+@pytest.fixture(scope="module")
+def auth_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AuthServer]:
+    """lab with the test-only LAB_LOGIN_EXTRA_ENV (tests/browser/settings_login.py): the real
+    `claude auth login` talks to compat/login_proxy.py's TLS CONNECT proxy and trusts its
+    throwaway CA. Its own data dir and a private, empty agent HOME: never the operator's."""
+    root = tmp_path_factory.mktemp("browser-auth")
+    home = root / "agent-home"
+    home.mkdir()
+    certs = make_certs(root / "tls")
+    port = _free_port()
+    sock = f"labbrowserauth-{os.getpid()}-{uuid.uuid4().hex[:6]}"
+    with LoginProxy(certs, Behaviour()) as proxy:
+        env = _server_env(root, port, f"http://127.0.0.1:{port}", sock, home, {})
+        env["DJANGO_SETTINGS_MODULE"] = "tests.browser.settings_login"
+        env["LAB_TEST_LOGIN_EXTRA_ENV"] = json.dumps(
+            {**proxy.env(), "DISABLE_TELEMETRY": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
+        )
+        with _daphne(root, port, env, sock) as (proc, log):
+            yield AuthServer(url=f"http://127.0.0.1:{port}", home=home, proxy=proxy, proc=proc, log=log)
+
+
+@pytest.fixture(scope="module")
+def auth_context(browser: Any, auth_server: AuthServer) -> Iterator[Any]:
+    """A logged-in context of its own: both servers are 127.0.0.1 and cookies ignore the port."""
+    ctx = browser.new_context(base_url=auth_server.url, viewport={"width": 1200, "height": 900})
+    ctx.set_default_timeout(LIVE_TIMEOUT_MS)
+    ctx.add_init_script(WS_PROBE)
+    page = ctx.new_page()
+    log_in(page, auth_server.url)
+    page.close()
+    try:
+        yield ctx
+    finally:
+        ctx.close()
 
 
 def screenshot(page: Any, name: str) -> Path:
