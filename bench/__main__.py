@@ -173,7 +173,7 @@ def main() -> None:
             ))  # fmt: skip
     if "reply" in only:
         rep = run("bench.reply", env={"BENCH_REPLY_TRIALS": "10" if q else "20"})[0]["reply"]
-        for label, r in rep.items():
+        for _label, r in rep.items():
             rows.append((
                 f"5. reply → text in the pane's program, {r['chars']} chars: paste p50 / p95",
                 "(no target)", f"{f(r['paste_p50'])} / {f(r['paste_p95'])}",

@@ -60,7 +60,9 @@ class InotifyHub:
         if directory not in self.wds:
             wd = _libc.inotify_add_watch(self.fd, os.fsencode(directory), DIR_MASK)
             if wd < 0:
-                raise OSError(ctypes.get_errno(), f"inotify_add_watch {directory}: {os.strerror(ctypes.get_errno())}")
+                raise OSError(
+                    ctypes.get_errno(), f"inotify_add_watch {directory}: {os.strerror(ctypes.get_errno())}"
+                )
             self.wds[directory], self.paths[wd] = wd, directory
         self.callbacks.setdefault(directory, set()).add(callback)
 

@@ -26,7 +26,9 @@ class Run(models.Model):
     tmux_session = models.CharField(max_length=128, unique=True)
     session_id = models.CharField(max_length=64, blank=True, help_text="The CLI's own session id.")
     tmux_pane_pid = models.IntegerField(
-        null=True, blank=True, help_text="The TUI's pid: a same-named session after a tmux restart is not this run."
+        null=True,
+        blank=True,
+        help_text="The TUI's pid: a same-named session after a tmux restart is not this run.",
     )
     transcript_path = models.CharField(max_length=4096, blank=True)
     spawn_options = models.JSONField(default=dict, blank=True)

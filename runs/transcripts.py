@@ -14,8 +14,8 @@ from collections import OrderedDict, deque
 from dataclasses import dataclass
 
 from providers.base import AgentProvider
-from providers.registry import get_provider
 from providers.errors import TranscriptUnreadable
+from providers.registry import get_provider
 from providers.schema import Cursor, Dialog, Message, MessageKind, RunState
 from runs.models import Run
 

@@ -16,6 +16,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
+from auth_flows.services import auth_changed, provider_card
 from providers.errors import (
     DialogNotAnswerable,
     ProviderError,
@@ -25,7 +26,6 @@ from providers.errors import (
 )
 from providers.registry import get_provider
 from providers.schema import Answer, Dialog, RunState
-from auth_flows.services import auth_changed, provider_card
 from runs import commands, services, worktrees
 from runs.forms import NewRunForm, ReplyForm
 from runs.models import Run
@@ -54,12 +54,12 @@ def run_new(request: HttpRequest) -> HttpResponse:
     auth_card = None
     if request.method == "POST" and form.is_valid():
         provider_id = form.cleaned_data["provider"]
-        status = get_provider(provider_id).auth_status()
-        if not status.logged_in:
+        auth = get_provider(provider_id).auth_status()
+        if not auth.logged_in:
             # A TUI started logged out would only end at once: say why and offer the login
             # right here (the card flips by provider.auth.changed when it is done).
-            auth_card = provider_card(provider_id=provider_id, status=status)
-            auth_changed(provider_id, status=status)
+            auth_card = provider_card(provider_id=provider_id, status=auth)
+            auth_changed(provider_id, status=auth)
             form.add_error(None, f"{auth_card.name} is not logged in: log in below, then start the run.")
             return render(request, "runs/new.html", {"form": form, "auth_card": auth_card}, status=422)
         try:
@@ -75,8 +75,7 @@ def run_new(request: HttpRequest) -> HttpResponse:
             form.add_error(None, str(exc))
         else:
             return redirect(run)
-    status = 422 if request.method == "POST" else 200
-    return render(request, "runs/new.html", {"form": form}, status=status)
+    return render(request, "runs/new.html", {"form": form}, status=422 if request.method == "POST" else 200)
 
 
 def _run_context(run: Run) -> dict[str, object]:

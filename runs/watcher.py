@@ -199,6 +199,7 @@ class RunWatcher:
             dialog = services.pending_dialog(run) if state == RunState.QUESTION else None
             next_seq = index.cursor.next_seq
         key = (state, dialog, run.is_ended)
+        panel: str
         if key != self.panel_key or not self.panel:
             self.panel_key = key
             panel = render_to_string(

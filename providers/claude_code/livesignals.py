@@ -85,8 +85,9 @@ class _Fold:
     def event(self, e: Mapping[str, Any]) -> None:
         name = e.get("hook_event_name")
         file = str(e.get("_spool_name", ""))
-        tool = e.get("tool_name") if isinstance(e.get("tool_name"), str) else ""
-        tool_use_id = e.get("tool_use_id") if isinstance(e.get("tool_use_id"), str) else ""
+        raw_tool, raw_id = e.get("tool_name"), e.get("tool_use_id")
+        tool: str = raw_tool if isinstance(raw_tool, str) else ""
+        tool_use_id: str = raw_id if isinstance(raw_id, str) else ""
         if name in CLEARING_EVENTS:
             self.clear()
             if name == "SessionStart":

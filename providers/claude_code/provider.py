@@ -107,9 +107,7 @@ class ClaudeCodeProvider(AgentProvider):
     def auth_flow(self) -> AuthFlow:
         return AuthFlow(
             kind=AuthFlowKind.OAUTH_CODE,
-            instructions=(
-                "Open the link, sign in, and paste the code the page shows you back here."
-            ),
+            instructions=("Open the link, sign in, and paste the code the page shows you back here."),
         )
 
     def seed_meta(self) -> SeedMeta:
@@ -136,7 +134,12 @@ class ClaudeCodeProvider(AgentProvider):
             SpawnOption(
                 name="model",
                 label="Model",
-                choices=(("", "The CLI's default"), ("opus", "Opus"), ("sonnet", "Sonnet"), ("haiku", "Haiku")),
+                choices=(
+                    ("", "The CLI's default"),
+                    ("opus", "Opus"),
+                    ("sonnet", "Sonnet"),
+                    ("haiku", "Haiku"),
+                ),
                 default="",
             ),
         ]

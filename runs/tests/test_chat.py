@@ -176,7 +176,9 @@ def test_a_new_run_from_the_form(authed_client, fake_provider, git_repo):
 
 
 def test_a_logged_out_provider_starts_nothing_and_offers_its_login(authed_client, fake_provider, git_repo):
-    response = authed_client.post("/runs/new/", {"provider": "fake", "repository": str(git_repo), "branch": "lab/x"})
+    response = authed_client.post(
+        "/runs/new/", {"provider": "fake", "repository": str(git_repo), "branch": "lab/x"}
+    )
     assert response.status_code == 422
     body = response.content.decode()
     assert "Fake Agent is not logged in" in body and 'id="auth-card-fake"' in body

@@ -305,6 +305,7 @@ def test_the_adapter_arms_the_backstop_with_its_intents(provider):
     dialog = dialog_for(block["id"], block["name"], block["input"])
     recorded = next(e for e in lines if isinstance(e.get("toolUseResult"), dict))["toolUseResult"]["answers"]
     wrong = next(i for i, o in enumerate(dialog.options) if o.label not in recorded.values())
+
     def backstop() -> list:
         read = provider.read_transcript(path, Cursor(path=path))
         return [m for m in read.messages if "backstop" in m.native_id]
