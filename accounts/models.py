@@ -7,6 +7,7 @@ import secrets
 from datetime import timedelta
 
 from django.conf import settings
+from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import models
 from django.utils import timezone
 
@@ -34,7 +35,7 @@ class LoginLink(models.Model):
         return f"login link for {self.user} ({'used' if self.used_at else 'open'})"
 
     @classmethod
-    def issue(cls, user: object) -> str:
+    def issue(cls, user: AbstractBaseUser) -> str:
         token = secrets.token_urlsafe(32)
         cls.objects.create(user=user, digest=_digest(token))
         return token
@@ -47,3 +48,19 @@ class LoginLink(models.Model):
         if not claimed:
             return None
         return cls.objects.select_related("user").get(digest=_digest(token))
+
+
+class PasswordCheck(models.Model):
+    """Whether a user's password passed AUTH_PASSWORD_VALIDATORS when it was set. The hash
+    alone cannot say, and `serve` refuses a non-loopback bind without a strong password."""
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="password_check"
+    )
+    # The hash the verdict is about: a password changed any other way voids it.
+    password_hash = models.CharField(max_length=128)
+    strong = models.BooleanField()
+    checked_at = models.DateTimeField(default=timezone.now)
+
+    def __str__(self) -> str:
+        return f"{self.user}: {'strong' if self.strong else 'weak'} password"

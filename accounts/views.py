@@ -2,12 +2,13 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth import login
-from django.contrib.auth.decorators import login_not_required
 from django.contrib.auth.base_user import AbstractBaseUser
+from django.contrib.auth.decorators import login_not_required
 from django.contrib.auth.forms import SetPasswordForm
-from django.contrib.auth.views import LoginView
-from django.http import HttpRequest, HttpResponse
+from django.contrib.auth.views import LoginView, redirect_to_login
+from django.http import HttpRequest, HttpResponse, HttpResponseForbidden
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods
 
@@ -25,6 +26,16 @@ class RateLimitedLoginView(LoginView):
             form.add_error(None, "Too many login attempts. Wait a minute and try again.")
             return self.render_to_response(self.get_context_data(form=form), status=429)
         return super().post(request, *args, **kwargs)
+
+
+@login_not_required
+@never_cache
+def admin_login(request: HttpRequest, extra_context: object = None) -> HttpResponse:
+    """Stands in for admin's login view (accounts.apps): one login form, with the rate limit."""
+    if request.user.is_authenticated:
+        # Logged in without admin rights: the login form would only send them back here.
+        return HttpResponseForbidden("This account cannot use the admin.")
+    return redirect_to_login(request.GET.get("next") or reverse("admin:index"), reverse("login"))
 
 
 @login_not_required

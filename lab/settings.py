@@ -112,6 +112,9 @@ def _check_secret_key(key: str) -> str:
 def _generated_secret_key(path: Path) -> str:
     """Generated once into the data dir, 0600; written to a temp file and renamed so a kill
     mid-write never leaves a torn key."""
+    for stale in path.parent.glob(f".{path.name}.*.tmp"):  # left by a process killed mid-write
+        if not Path(f"/proc/{stale.name.split('.')[2]}").exists():
+            stale.unlink(missing_ok=True)
     try:
         return path.read_text().strip()
     except FileNotFoundError:
@@ -224,6 +227,7 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator", "OPTIONS": {"min_length": 12}},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 
 LANGUAGE_CODE = "en-us"

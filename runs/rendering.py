@@ -37,5 +37,7 @@ def markdown_html(text: str) -> str:
     )
 
 
+@functools.lru_cache(maxsize=8192)
 def message_html(message: Message, epoch: str) -> str:
+    # Messages are immutable: every socket of a run renders the same (epoch, message) once.
     return render_to_string("runs/detail.html#message", {"message": message, "epoch": epoch})

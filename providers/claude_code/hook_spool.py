@@ -21,7 +21,9 @@ def main(argv: list[str]) -> int:
         tmp = os.path.join(spool, f".{name}.tmp")
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         try:
-            os.write(fd, payload)
+            view = memoryview(payload)
+            while view:  # os.write may write less than asked: a short write must not land torn
+                view = view[os.write(fd, view) :]
         finally:
             os.close(fd)
         os.rename(tmp, os.path.join(spool, name))

@@ -1,0 +1,210 @@
+"""Case 10: lab never answers a trust or permission dialog for the operator.
+
+Statically: every function that can reach a keystroke (tmux paste/send-keys, a recipe, a reply,
+an answer, an interrupt) is on an operator's request path — a view that takes the request, the
+one service it calls, the adapter method that service calls. Nothing that reads a signal (the
+hook spool, the transcript, the watcher, the socket) reaches one. Lab cannot even *see* a trust
+dialog: no production code reads the pane. Live: a Bash permission prompt in manual mode leaves
+the run needs_input and the command unrun."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+PRODUCTION = ["lab", "accounts", "runs", "auth_flows", "seeding", "providers"]
+SINKS = {
+    "send_keys",
+    "paste",
+    "_play",
+    "answer_dialog",
+    "dialog_answer",
+    "run_reply",
+    "run_interrupt",
+    "reply",
+    "interrupt",
+}
+# The operator's request path, and nothing else, may reach a key.
+ALLOWED = {
+    "providers/claude_code/provider.py:ClaudeCodeProvider.reply",
+    "providers/claude_code/provider.py:ClaudeCodeProvider.interrupt",
+    "providers/claude_code/provider.py:ClaudeCodeProvider.answer_dialog",
+    "providers/claude_code/provider.py:ClaudeCodeProvider._play",
+    "providers/testing.py:FakeProvider.reply",
+    "providers/testing.py:FakeProvider.interrupt",
+    "providers/testing.py:FakeProvider.answer_dialog",
+    "runs/services.py:run_reply",
+    "runs/services.py:run_interrupt",
+    "runs/services.py:dialog_answer",
+}
+SIGNAL_READERS = [
+    "runs/watcher.py",
+    "runs/consumers.py",
+    "runs/transcripts.py",
+    "runs/live.py",
+    "providers/claude_code/livesignals.py",
+    "providers/claude_code/spool.py",
+    "providers/claude_code/transcript.py",
+    "providers/claude_code/hook_spool.py",
+]
+
+
+def _production_files() -> list[Path]:
+    out = []
+    for top in PRODUCTION:
+        for path in sorted((REPO / top).rglob("*.py")):
+            rel = path.relative_to(REPO).as_posix()
+            if "/tests/" in rel or "/migrations/" in rel:
+                continue
+            out.append(path)
+    return out
+
+
+def _called_names(node: ast.AST) -> set[str]:
+    names = set()
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Call):
+            func = sub.func
+            if isinstance(func, ast.Attribute):
+                names.add(func.attr)
+            elif isinstance(func, ast.Name):
+                names.add(func.id)
+            # sync_to_async(services.run_reply)(...) and the like: the wrapped callable counts
+            for arg in sub.args:
+                if isinstance(arg, ast.Attribute):
+                    names.add(arg.attr)
+                elif isinstance(arg, ast.Name):
+                    names.add(arg.id)
+    return names
+
+
+def _functions() -> dict[str, tuple[ast.FunctionDef | ast.AsyncFunctionDef, set[str]]]:
+    out = {}
+    for path in _production_files():
+        rel = path.relative_to(REPO).as_posix()
+        tree = ast.parse(path.read_text())
+        for node in tree.body:
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                out[f"{rel}:{node.name}"] = (node, _called_names(node))
+            elif isinstance(node, ast.ClassDef):
+                for item in node.body:
+                    if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef):
+                        out[f"{rel}:{node.name}.{item.name}"] = (item, _called_names(item))
+    return out
+
+
+def _reaching_a_key() -> set[str]:
+    """Every function that calls a sink, or (by name, over-approximating) one that does."""
+    functions = _functions()
+    reach: set[str] = set()
+    names = set(SINKS)
+    while True:
+        new = {q for q, (_node, called) in functions.items() if called & names} - reach
+        if not new:
+            return reach
+        reach |= new
+        names |= {q.rsplit(":", 1)[1].rsplit(".", 1)[-1] for q in new}
+
+
+# Recipes are data: `recipes.paste(text)` builds an Op; only ClaudeCodeProvider._play sends one.
+PURE_MODULES = {"providers/claude_code/recipes.py"}
+
+
+def test_the_recipe_module_cannot_send_anything():
+    source = (REPO / "providers/claude_code/recipes.py").read_text()
+    tree = ast.parse(source)
+    imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) for a in n.names}
+    imported |= {n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+    assert not {"Tmux", "providers.tmux", "subprocess"} & imported
+
+
+def _is_request_handler(qualname: str) -> bool:
+    node, _ = _functions()[qualname]
+    return (
+        qualname.startswith("runs/views.py:") and bool(node.args.args) and node.args.args[0].arg == "request"
+    )
+
+
+def test_only_the_operators_request_path_reaches_a_keystroke():
+    reach = _reaching_a_key()
+    stray = sorted(
+        q
+        for q in reach
+        if q not in ALLOWED and not _is_request_handler(q) and q.split(":")[0] not in PURE_MODULES
+    )
+    assert stray == [], f"these can send keys without an operator's request: {stray}"
+    assert {"runs/services.py:run_reply", "runs/services.py:dialog_answer"} <= reach  # the walk works
+
+
+def test_nothing_that_reads_a_signal_reaches_a_keystroke():
+    reach = _reaching_a_key()
+    for module in SIGNAL_READERS:
+        assert not [q for q in reach if q.startswith(f"{module}:")], module
+    readers = {
+        "pending_dialog",
+        "blocked_state",
+        "spool_view",
+        "sweep",
+        "read_transcript",
+        "locate_transcript",
+        "setup",
+    }
+    for reader in readers:
+        assert f"providers/claude_code/provider.py:ClaudeCodeProvider.{reader}" not in reach, reader
+
+
+def test_the_socket_accepts_only_a_hello_and_a_hello_only_reads():
+    from runs.consumers import RunConsumer
+
+    source = ast.unparse(ast.parse(Path(REPO / "runs/consumers.py").read_text()))
+    assert "'hello'" in source or '"hello"' in source
+    assert not (_called_names(ast.parse(source)) & SINKS)
+    assert hasattr(RunConsumer, "receive_json")
+
+
+def test_no_production_code_reads_the_pane():
+    # Never scrape (DESIGN.md §2): without reading the screen lab cannot recognize a trust
+    # dialog, let alone answer it; the worktree is trusted only by the seeded config.
+    for path in _production_files():
+        rel = path.relative_to(REPO).as_posix()
+        if rel == "providers/tmux.py":
+            continue
+        called = _called_names(ast.parse(path.read_text()))
+        assert "capture" not in called or rel == "providers/claude_code/browser_capture.py", rel
+        assert "capture-pane" not in path.read_text(), rel
+
+
+def test_a_permission_notification_makes_needs_input_and_no_dialog():
+    from providers.claude_code.livesignals import fold
+
+    def event(n: int, name: str, **fields: object) -> dict[str, object]:
+        return {"hook_event_name": name, "_spool_name": f"{n:020d}-1.json", **fields}
+
+    events = [
+        event(1, "PreToolUse", tool_name="Bash", tool_use_id="toolu_b", tool_input={"command": "rm -rf /"}),
+        event(2, "PermissionRequest", tool_name="Bash"),
+        event(
+            3, "Notification", notification_type="permission_prompt", message="Claude needs your permission"
+        ),
+    ]
+    view = fold(events)
+    assert view.blocked and view.blocked_tool == "Bash"
+    assert view.dialog is None  # nothing lab could answer: the operator attaches
+
+
+@pytest.mark.django_db
+def test_a_blocked_run_shows_needs_input_and_the_attach_command(authed_client, fake_provider, git_repo):
+    from pathlib import Path as P
+
+    from runs import services
+
+    run = services.run_start(provider_id="fake", repository=git_repo, branch="lab/blocked")
+    P(run.transcript_path + ".blocked").touch()
+    body = authed_client.get(f"/runs/{run.pk}/").content.decode()
+    assert 'data-state="needs_input"' in body
+    assert run.attach_command.replace(">", "&gt;") in body or run.attach_command in body
+    assert '<form class="dialog' not in body
+    assert fake_provider.sent == []
