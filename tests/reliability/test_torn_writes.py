@@ -13,8 +13,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 REPO = Path(__file__).resolve().parents[2]
 KILLS = int(os.environ.get("LAB_TORN_KILLS", "8"))
 
