@@ -56,6 +56,7 @@ class RunConsumer(LabConsumer):
     last_seq: int = -1
     ready: bool = False
     panel_sent: str = ""
+    latest_panel: str = ""
 
     async def connect(self) -> None:
         user = self.scope.get("user")
@@ -86,11 +87,12 @@ class RunConsumer(LabConsumer):
         except (TypeError, ValueError):
             seq = -1
         await self.catch_up(str(content.get("epoch", "")), seq)
-        if self.watcher.panel:
+        panel = self.watcher.panel or self.latest_panel
+        if panel:
             # The state may have changed while the page was away: the watcher publishes only
             # on change, so a reconnecting page gets the current panel now.
-            self.panel_sent = self.watcher.panel
-            await self.send(text_data=self.watcher.panel)
+            self.panel_sent = panel
+            await self.send(text_data=panel)
 
     async def catch_up(self, epoch: str, seq: int) -> None:
         run = await Run.objects.aget(pk=self.run_id)
@@ -105,6 +107,7 @@ class RunConsumer(LabConsumer):
         """A notification, not the data: each socket pulls what *it* lacks from the
         transcript, so whoever advanced the shared index, nothing is skipped or sent twice."""
         if not self.ready:
+            self.latest_panel = event["panel"]  # sent with the hello's catch-up
             return  # the hello's catch-up will read the file, which includes this
         await self.catch_up(self.epoch, self.last_seq)
         if event["panel"] != self.panel_sent:

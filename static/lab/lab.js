@@ -47,6 +47,15 @@
       if (box) { box.focus(); box.setSelectionRange(box.value.length, box.value.length); }
     }
   });
+  // An answer is verified before its response returns, so the state push that re-renders the
+  // panel (and the #dialog inside it) often lands first: swap into the #dialog there now.
+  document.addEventListener("htmx:beforeSwap", function (evt) {
+    const target = evt.detail.target;
+    if (target && target.id === "dialog" && !target.isConnected) {
+      const live = document.getElementById("dialog");
+      if (live) evt.detail.target = live;
+    }
+  });
   // A failed send (4xx/5xx) still swaps the composer: it carries the error and the draft.
   document.addEventListener("htmx:beforeSwap", function (evt) {
     const elt = evt.detail.requestConfig && evt.detail.requestConfig.elt;
