@@ -72,7 +72,7 @@ def answer_and_see_the_note(page: Any, submit: Any) -> tuple[str, str]:
     # server's; the callers then check the answer the transcript recorded, which is the proof.
     try:
         page.wait_for_function("() => window.__answered.length > 0", timeout=10_000)
-    except Exception:  # noqa: BLE001 — replaced before it was observed
+    except Exception:
         expect(page.locator("#dialog form")).to_have_count(0)
         return sent, response.request.post_data or ""
     [note] = page.evaluate("window.__answered")
