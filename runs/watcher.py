@@ -88,6 +88,9 @@ class RunWatcher:
         try:
             run: Run | None = None
             while True:
+                # Cleared before the step, never after: an event during the step must wake the
+                # next wait (clearing later lost such wakes under load).
+                self.wake.clear()
                 if run is None or self.stale:
                     # The watcher writes the run's transcript_path and ended_at itself; anything
                     # else lab changes pokes it. So no query per wake.
@@ -109,7 +112,6 @@ class RunWatcher:
                     )
                     pidfd = self.watch_exit(pid)
                     self.has_pidfd = pidfd is not None
-                self.wake.clear()
                 timeout = None if pidfd is not None or snap.ended else LIVENESS_FALLBACK_S
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self.wake.wait(), timeout)
