@@ -7,7 +7,7 @@ from django.template.loader import render_to_string
 from providers.schema import Message
 from runs.models import Run
 from runs.rendering import message_html
-from runs.transcripts import PAGE, TAIL, transcript_since, transcript_tail
+from runs.transcripts import PAGE, TAIL, transcript_index, transcript_tail
 
 # More missed messages than this and the page is re-rendered from its last page instead.
 MAX_REPLAY = TAIL
@@ -28,7 +28,8 @@ def catch_up_html(run: Run, epoch: str, seq: int) -> tuple[str, str, int]:
     if epoch == tail.epoch and seq >= last:
         return "", tail.epoch, seq
     if epoch == tail.epoch and last - seq <= MAX_REPLAY:
-        missed = transcript_since(run, after_seq=seq)
+        # The tail read already located and advanced the index: read the gap from it as is.
+        missed = transcript_index(run, tail.path).messages_between(seq + 1, tail.next_seq)
         if missed:
             last = missed[-1].seq
         html = append_html([message_html(m, tail.epoch) for m in missed])

@@ -166,9 +166,3 @@ def transcript_tail(run: Run, limit: int = PAGE) -> Tail:
 def transcript_page(run: Run, *, before_seq: int, limit: int = PAGE) -> list[Message]:
     index = transcript_index(run)
     return index.messages_between(max(0, before_seq - limit), before_seq)
-
-
-def transcript_since(run: Run, *, after_seq: int) -> list[Message]:
-    index = transcript_index(run)
-    index.advance()
-    return index.messages_between(after_seq + 1, index.cursor.next_seq)
