@@ -33,8 +33,10 @@ def claude_binary() -> Path:
 
 
 def project_dir_name(cwd: Path | str) -> str:
-    """``~/.claude/projects/<name>``: every non-alphanumeric char of the cwd becomes '-'."""
-    return "".join(ch if ch.isascii() and ch.isalnum() else "-" for ch in str(cwd))
+    """``~/.claude/projects/<name>``: the adapter's own rule (compat §1), one place."""
+    from providers.claude_code.provider import project_dir_name as adapter_rule
+
+    return adapter_rule(str(cwd))
 
 
 def transcript_path(home: Path, cwd: Path | str, session_id: str) -> Path:
