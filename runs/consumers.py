@@ -109,7 +109,7 @@ class RunConsumer(LabConsumer):
         if not self.ready:
             self.latest_panel = event["panel"]  # sent with the hello's catch-up
             return  # the hello's catch-up will read the file, which includes this
-        await self.catch_up(self.epoch, self.last_seq)
-        if event["panel"] != self.panel_sent:
+        if event["panel"] != self.panel_sent:  # the state first, then the messages it covers
             self.panel_sent = event["panel"]
             await self.send(text_data=event["panel"])
+        await self.catch_up(self.epoch, self.last_seq)
