@@ -307,6 +307,15 @@ LAB_RUNS_DIR = DATA_DIR / "runs"  # per-run spool dirs and the like
 # What the generic seeder writes into every new worktree; "" means the data dir's seed/ files.
 LAB_SEED_CONTEXT_FILE = env.str("LAB_SEED_CONTEXT_FILE", default="")
 LAB_SEED_SKILLS_DIR = env.str("LAB_SEED_SKILLS_DIR", default="")
+# The operator's defaults for each new run (the new-run form can change them per run): the
+# agent's attribution lines in commits and PRs, and what to do with a repository's own MCP
+# servers (they run code; "reject" keeps them off without a start-up prompt).
+LAB_SEED_ATTRIBUTION = env_bool("LAB_SEED_ATTRIBUTION", True)
+LAB_SEED_PROJECT_MCP = env.str("LAB_SEED_PROJECT_MCP", default="reject")
+if LAB_SEED_PROJECT_MCP not in ("approve", "reject"):
+    raise ImproperlyConfigured(
+        f"LAB_SEED_PROJECT_MCP must be approve or reject, got {LAB_SEED_PROJECT_MCP!r}"
+    )
 # Test-only: extra environment for a provider's login child (the offline login test points
 # it at a local TLS proxy). Never set in production; there is no environment variable for it.
 LAB_LOGIN_EXTRA_ENV: dict[str, str] = {}

@@ -27,6 +27,7 @@ from providers.schema import (
     SpawnOption,
     SpawnResult,
     TranscriptRead,
+    WorkspaceChoices,
 )
 
 
@@ -53,12 +54,15 @@ class AgentProvider(abc.ABC):
 
     @abc.abstractmethod
     def spawn(self, run: RunHandle, options: Mapping[str, str]) -> SpawnResult:
-        """Start the real TUI in run.tmux_session on run.tmux_socket, in run.worktree.
+        """Start the real TUI in run.tmux_session on run.tmux_socket, in run.worktree, with
+        run.env added to the process environment (the generic layer's commit guard needs it).
         The transcript path must be known on return, before the first line is written."""
 
     @abc.abstractmethod
-    def seed_workspace(self, worktree: Path) -> list[Path]:
-        """The CLI's own grants for a worktree (trust and the like). Returns the files written."""
+    def seed_workspace(self, worktree: Path, choices: WorkspaceChoices | None = None) -> list[Path]:
+        """The CLI's own grants for a worktree (trust and the like) and the operator's choices
+        (attribution, the repository's MCP servers), applied the CLI's way; None means the
+        defaults of WorkspaceChoices. Idempotent. Returns the files written."""
 
     @abc.abstractmethod
     def locate_transcript(self, run: RunHandle) -> str:

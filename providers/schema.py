@@ -160,6 +160,27 @@ class SeedMeta:
     scrub_patterns: tuple[str, ...] = ()  # regexes of attribution lines to scrub
 
 
+class ProjectServers(enum.StrEnum):
+    """What to do with the MCP servers a repository declares for the agent (they run code)."""
+
+    APPROVE = "approve"
+    REJECT = "reject"
+
+
+@dataclass(frozen=True, slots=True)
+class WorkspaceChoices:
+    """The operator's choices seed_workspace applies to one worktree.
+
+    attribution: whether the agent adds its attribution lines (trailers, "generated with") to
+    commits and PR bodies. Off also makes lab's commit guard scrub SeedMeta.scrub_patterns.
+    project_servers: the repository's own MCP servers, approved or rejected up front so no
+    start-up approval prompt holds the TUI.
+    """
+
+    attribution: bool = True
+    project_servers: ProjectServers = ProjectServers.REJECT
+
+
 @dataclass(frozen=True, slots=True)
 class SpawnOption:
     """A provider-declared choice on the new-run form, rendered generically."""
@@ -182,6 +203,9 @@ class RunHandle:
     session_id: str = ""
     transcript_path: str = ""
     spool_dir: str = ""
+    # Extra environment for the agent's process, set by the generic layer at spawn (the commit
+    # guard's git config); every adapter must pass it through.
+    env: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -46,6 +46,7 @@ from providers.schema import (
     SpawnOption,
     SpawnResult,
     TranscriptRead,
+    WorkspaceChoices,
 )
 from providers.tmux import Tmux
 
@@ -74,6 +75,7 @@ class FakeProvider(AgentProvider):
         # The fake's scripted model: each reply consumes one answer (appended as the assistant's,
         # turn over); with none scripted the turn stays working until interrupt().
         self.script: list[str] = []
+        self.seeded_choices: WorkspaceChoices | None = None  # what the last seed_workspace got
 
     def display_name(self) -> str:
         return "Fake Agent"
@@ -103,12 +105,12 @@ class FakeProvider(AgentProvider):
         path = fake_root() / str(run.run_id) / f"{session_id}.jsonl"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.touch()
-        Tmux(run.tmux_socket).new_session(
-            run.tmux_session, cwd=run.worktree, argv=["/bin/cat"], env={"PATH": "/usr/bin:/bin"}
-        )
+        env = {"PATH": "/usr/bin:/bin", **dict(run.env)}
+        Tmux(run.tmux_socket).new_session(run.tmux_session, cwd=run.worktree, argv=["/bin/cat"], env=env)
         return SpawnResult(session_id=session_id, transcript_path=str(path))
 
-    def seed_workspace(self, worktree: Path) -> list[Path]:
+    def seed_workspace(self, worktree: Path, choices: WorkspaceChoices | None = None) -> list[Path]:
+        self.seeded_choices = choices or WorkspaceChoices()
         return []
 
     def locate_transcript(self, run: RunHandle) -> str:

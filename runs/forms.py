@@ -7,7 +7,9 @@ from django import forms
 from django.conf import settings
 
 from providers.registry import all_providers, get_provider
+from providers.schema import ProjectServers, WorkspaceChoices
 from runs import worktrees
+from seeding.services import default_choices
 
 
 class NewRunForm(forms.Form):
@@ -20,9 +22,27 @@ class NewRunForm(forms.Form):
         max_length=200, required=False, help_text="Start from this ref (default: HEAD)."
     )
     name = forms.CharField(max_length=48, required=False)
+    attribution = forms.BooleanField(
+        required=False,
+        label="Attribution in commits",
+        help_text="Let the agent add its attribution lines to commits and pull requests. "
+        "Off: it is told not to, and lab removes any it adds to a commit anyway.",
+    )
+    project_mcp = forms.ChoiceField(
+        choices=[
+            (ProjectServers.REJECT.value, "Reject them: they never start, and nothing asks"),
+            (ProjectServers.APPROVE.value, "Approve them: they start with the agent"),
+        ],
+        required=False,  # absent: the configured default
+        label="The repository's MCP servers",
+        help_text="Servers the repository declares for the agent run code on this machine.",
+    )
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        defaults = default_choices()
+        self.fields["attribution"].initial = defaults.attribution
+        self.fields["project_mcp"].initial = defaults.project_servers.value
         providers = all_providers()
         provider_field = self.fields["provider"]
         assert isinstance(provider_field, forms.ChoiceField)
@@ -56,6 +76,12 @@ class NewRunForm(forms.Form):
             return worktrees.validate_branch(self.cleaned_data["branch"].strip())
         except worktrees.InvalidName as exc:
             raise forms.ValidationError(str(exc)) from None
+
+    def choices(self) -> WorkspaceChoices:
+        servers = self.cleaned_data["project_mcp"] or default_choices().project_servers
+        return WorkspaceChoices(
+            attribution=self.cleaned_data["attribution"], project_servers=ProjectServers(servers)
+        )
 
     def spawn_options(self) -> dict[str, str]:
         provider_id = self.cleaned_data["provider"]

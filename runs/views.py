@@ -31,6 +31,7 @@ from runs.forms import NewRunForm, ReplyForm
 from runs.models import Run
 from runs.transcripts import PAGE, transcript_page, transcript_tail
 from runs.watcher import poke
+from seeding.seeder import SeedError
 
 
 @require_GET
@@ -70,8 +71,9 @@ def run_new(request: HttpRequest) -> HttpResponse:
                 base_ref=form.cleaned_data["base_ref"] or None,
                 name=form.cleaned_data["name"],
                 options=form.spawn_options(),
+                choices=form.choices(),
             )
-        except (worktrees.WorktreeError, ProviderError) as exc:
+        except (worktrees.WorktreeError, ProviderError, SeedError) as exc:
             form.add_error(None, str(exc))
         else:
             return redirect(run)

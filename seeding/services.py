@@ -8,6 +8,8 @@ from pathlib import Path
 from django.conf import settings
 
 from providers.registry import get_provider
+from providers.schema import ProjectServers, WorkspaceChoices
+from seeding import commit_guard
 from seeding.seeder import SeedAction, SeedError, SeedOutcome, seed
 
 # Under DATA_DIR unless settings name other paths; a missing default simply seeds nothing.
@@ -50,6 +52,14 @@ def skills_pool_from(path: Path | None = None) -> Path | None:
     return chosen
 
 
+def default_choices() -> WorkspaceChoices:
+    """The operator's configured defaults (LAB_SEED_ATTRIBUTION, LAB_SEED_PROJECT_MCP)."""
+    return WorkspaceChoices(
+        attribution=settings.LAB_SEED_ATTRIBUTION,
+        project_servers=ProjectServers(settings.LAB_SEED_PROJECT_MCP),
+    )
+
+
 def worktree_seed(
     *,
     provider_id: str,
@@ -57,6 +67,7 @@ def worktree_seed(
     dry_run: bool = False,
     context_file: Path | None = None,
     skills_dir: Path | None = None,
+    choices: WorkspaceChoices | None = None,
 ) -> list[SeedAction]:
     """Seed `worktree` for `provider_id`. Raises UnknownProvider, SeedError (and its
     NotAWorktree / UnsafePath), or the provider's ProviderError from seed_workspace."""
@@ -70,7 +81,27 @@ def worktree_seed(
     )
     if dry_run:
         return actions  # the provider's grants have no dry run in the seam; nothing is written
-    written = provider.seed_workspace(Path(worktree))
+    written = provider.seed_workspace(Path(worktree), choices or default_choices())
     return actions + [
-        SeedAction(p, SeedOutcome.WRITE, f"{provider.display_name()} grants", True) for p in written
+        SeedAction(p, SeedOutcome.WRITE, f"{provider.display_name()} grants and settings", True)
+        for p in written
     ]
+
+
+def agent_guard_env(*, provider_id: str, worktree: Path, choices: WorkspaceChoices) -> dict[str, str]:
+    """The environment that puts lab's commit guard in front of every git the agent runs: the
+    provider's seeded paths never committed, its attribution lines scrubbed when the operator
+    turned attribution off (seeding/commit_guard.py)."""
+    meta = get_provider(provider_id).seed_meta()
+    hooks = commit_guard.install_hooks(Path(settings.DATA_DIR) / "git-hooks")
+    try:
+        return commit_guard.guard_env(
+            worktree=Path(worktree),
+            hooks_dir=hooks,
+            seeded_paths=meta.seeded_paths,
+            scrub_patterns=meta.scrub_patterns,
+            scrub=not choices.attribution,
+            base_env=settings.LAB_AGENT_ENV,
+        )
+    except commit_guard.GuardError as exc:
+        raise SeedError(str(exc)) from None

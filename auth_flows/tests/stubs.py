@@ -25,6 +25,7 @@ from providers.schema import (
     SpawnOption,
     SpawnResult,
     TranscriptRead,
+    WorkspaceChoices,
 )
 
 LOGIN_URL = "https://sign-in.example.invalid/authorize?state=s1"
@@ -55,7 +56,7 @@ class _NotARunner(AgentProvider):
     def spawn(self, run: RunHandle, options: Mapping[str, str]) -> SpawnResult:
         raise NotImplementedError
 
-    def seed_workspace(self, worktree: Path) -> list[Path]:
+    def seed_workspace(self, worktree: Path, choices: WorkspaceChoices | None = None) -> list[Path]:
         raise NotImplementedError
 
     def locate_transcript(self, run: RunHandle) -> str:

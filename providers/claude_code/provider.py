@@ -47,6 +47,7 @@ from providers.schema import (
     SpawnOption,
     SpawnResult,
     TranscriptRead,
+    WorkspaceChoices,
 )
 from providers.tmux import Tmux
 
@@ -190,7 +191,8 @@ class ClaudeCodeProvider(AgentProvider):
         if run.spool_dir:
             Path(run.spool_dir).mkdir(parents=True, exist_ok=True, mode=0o700)
             argv += ["--settings", orjson.dumps(self.hook_settings(run.spool_dir)).decode()]
-        Tmux(run.tmux_socket).new_session(run.tmux_session, cwd=cwd, argv=argv, env=self.agent_env())
+        env = {**self.agent_env(), **dict(run.env)}
+        Tmux(run.tmux_socket).new_session(run.tmux_session, cwd=cwd, argv=argv, env=env)
         path = self.transcript_root() / project_dir_name(cwd) / f"{session_id}.jsonl"
         return SpawnResult(session_id=session_id, transcript_path=str(path))
 
@@ -213,10 +215,10 @@ class ClaudeCodeProvider(AgentProvider):
             }
         }
 
-    def seed_workspace(self, worktree: Path) -> list[Path]:
+    def seed_workspace(self, worktree: Path, choices: WorkspaceChoices | None = None) -> list[Path]:
         from providers.claude_code.seed import seed_workspace
 
-        return seed_workspace(Path(worktree), home=self.home())
+        return seed_workspace(Path(worktree), home=self.home(), choices=choices or WorkspaceChoices())
 
     # --- transcript ------------------------------------------------------------------------
 
@@ -301,8 +303,12 @@ class ClaudeCodeProvider(AgentProvider):
         the watcher calls this on every wake, and an unchanged spool costs one stat + listdir."""
         if not run.spool_dir:
             return SpoolView()
+        # The stat + listdir outside the guard: a thread holding the provider-wide lock across
+        # syscalls made every other run's watcher queue behind it (and behind the GIL it must
+        # take back), which was the 50-run latency benchmark's convoy.
+        signature = spool_signature(run.spool_dir)
         with self._guard:
-            key: Hashable = (spool_signature(run.spool_dir), self._resolved_gen)
+            key: Hashable = (signature, self._resolved_gen)
             cached = self._views.get(run.spool_dir)
             if cached is not None and cached[0] == key:
                 return cached[1]

@@ -1,5 +1,6 @@
-"""Claude Code's seeding: what the generic seeder writes (SEED_META) and the CLI's own grant
-(seed_workspace: the worktree marked trusted in ~/.claude.json).
+"""Claude Code's seeding: what the generic seeder writes (SEED_META) and the CLI's own grants
+(seed_workspace: the worktree marked trusted in ~/.claude.json; the operator's attribution and
+MCP choices in the worktree's .claude/settings.local.json).
 
 Facts pinned in compat/COMPAT-seeding.md (CLI 2.1.328).
 """
@@ -11,11 +12,13 @@ import json
 import os
 import secrets
 import shutil
+import stat
+import subprocess
 from pathlib import Path
 from typing import Any
 
 from providers.errors import ProviderError
-from providers.schema import SeedMeta
+from providers.schema import ProjectServers, SeedMeta, WorkspaceChoices
 
 SEED_META = SeedMeta(
     # COMPAT-seeding §2: the project CLAUDE.md at the worktree root reaches the model.
@@ -24,8 +27,9 @@ SEED_META = SeedMeta(
     skills_dir=".claude/skills",
     # Anchored to the root. A tracked CLAUDE.md or skill is unaffected (exclude never hides a
     # tracked file) and the seeder skips it rather than edit it.
-    exclude_entries=("/CLAUDE.md", "/.claude/skills/"),
-    seeded_paths=("CLAUDE.md", ".claude/skills/**"),
+    # COMPAT-seeding §4/§5: the operator's choices live in the worktree's local settings file.
+    exclude_entries=("/CLAUDE.md", "/.claude/skills/", "/.claude/settings.local.json"),
+    seeded_paths=("CLAUDE.md", ".claude/skills/**", ".claude/settings.local.json"),
     # Applied per line (re.MULTILINE) to commit messages and PR bodies when attribution is off.
     scrub_patterns=(
         r"^Co-Authored-By: Claude.*$",
@@ -38,19 +42,36 @@ BACKUP_SUFFIX = ".lab-backup"
 # COMPAT-seeding §1: the keys that let 2.1.328 start in a folder without the trust dialog.
 TRUST_KEYS = {"hasTrustDialogAccepted": True, "hasCompletedProjectOnboarding": True}
 _RETRIES = 5
+LOCAL_SETTINGS = ".claude/settings.local.json"
+# COMPAT-seeding §4: with this value the CLI drops both attribution lines from what it tells the
+# model (verified live: no "Co-Authored-By" and no "Generated with" in the request).
+NO_ATTRIBUTION = {"commit": "", "pr": ""}
+# COMPAT-seeding §5: the lists the CLI checks before it starts a .mcp.json server; a server in
+# neither list holds the TUI on a "New MCP server found" prompt at start.
+DEFAULTS = WorkspaceChoices()
+MCP_LISTS = {
+    ProjectServers.APPROVE: ("enabledMcpjsonServers", "disabledMcpjsonServers"),
+    ProjectServers.REJECT: ("disabledMcpjsonServers", "enabledMcpjsonServers"),
+}
 
 
 class ConfigRefused(ProviderError):
     """lab will not write ~/.claude.json: it is not a JSON object, or it kept changing."""
 
 
-def seed_workspace(worktree: Path, *, home: Path) -> list[Path]:
-    """Mark `worktree` (its realpath, the key the CLI looks up) trusted in <home>/.claude.json.
+def seed_workspace(worktree: Path, *, home: Path, choices: WorkspaceChoices = DEFAULTS) -> list[Path]:
+    """The trust grant in <home>/.claude.json, then the operator's choices in the worktree's
+    .claude/settings.local.json. Nothing else is granted (no hooks, no permission bypass).
+    Idempotent: returns [] when everything is already in place, else the files written."""
+    return [*_grant_trust(worktree, home), *_apply_choices(worktree, choices)]
+
+
+def _grant_trust(worktree: Path, home: Path) -> list[Path]:
+    """Mark `worktree` (its realpath, the key the CLI looks up) trusted.
 
     Touches only projects[<realpath>].{hasTrustDialogAccepted, hasCompletedProjectOnboarding};
-    every other key is preserved, and nothing else is granted (no hooks, no permission
-    bypass). Idempotent: returns [] when the grant is already there, else the files written
-    (the config, and the one-generation backup the first time lab changes an existing file).
+    every other key is preserved. Returns the files written (the config, and the
+    one-generation backup the first time lab changes an existing file).
     """
     key = os.path.realpath(worktree)
     # Write through a symlinked config (dotfile managers) instead of replacing the link.
@@ -65,6 +86,84 @@ def seed_workspace(worktree: Path, *, home: Path) -> list[Path]:
             return [*written, config]
     # The CLI rewrites this file while it runs; a file that never holds still is left alone.
     raise ConfigRefused(f"{config} kept changing while lab tried to update it; try again.")
+
+
+def _apply_choices(worktree: Path, choices: WorkspaceChoices) -> list[Path]:
+    """Attribution and the repository's MCP servers, in the CLI's local (never committed)
+    settings file of this worktree. Keys the operator or the CLI put there are kept."""
+    root = Path(os.path.realpath(worktree))
+    path = root / LOCAL_SETTINGS
+    _refuse_links(root, path)
+    raw, _ = _read(path)
+    state = _parse(raw, path)
+    if not _choose(state, choices, _project_servers(root)):
+        return []
+    if _tracked(root, LOCAL_SETTINGS):
+        raise ConfigRefused(
+            f"{LOCAL_SETTINGS} is tracked by the repository and lab never edits committed files; "
+            "set the attribution and MCP choices in it yourself."
+        )
+    written = _backup(path, raw)
+    _atomic_write(path, (json.dumps(state, indent=2, ensure_ascii=False) + "\n").encode(), like=path)
+    return [*written, path]
+
+
+def _choose(state: dict[str, Any], choices: WorkspaceChoices, servers: list[str]) -> bool:
+    """Apply the choices to the settings in place; False when nothing changed."""
+    before = json.dumps(state, sort_keys=True)
+    current = state.get("attribution")
+    if not choices.attribution:
+        state["attribution"] = {**current, **NO_ATTRIBUTION} if isinstance(current, dict) else NO_ATTRIBUTION
+    elif current == NO_ATTRIBUTION:
+        del state["attribution"]  # lab's own earlier "off"; the CLI's default is on
+    if servers:
+        keep, drop = MCP_LISTS[choices.project_servers]
+        for name, values in ((keep, servers), (drop, [])):
+            existing = state.get(name, [])
+            if not isinstance(existing, list):
+                raise ConfigRefused(f"{LOCAL_SETTINGS}: {name} is not a list; lab leaves it alone.")
+            kept = [v for v in existing if v not in servers]
+            state[name] = kept + values
+            if not state[name]:
+                del state[name]
+    return json.dumps(state, sort_keys=True) != before
+
+
+def _project_servers(root: Path) -> list[str]:
+    """The server names of the repository's .mcp.json (COMPAT-seeding §5); [] when there is
+    none or the CLI could not read it either."""
+    try:
+        fd = os.open(root / ".mcp.json", os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return []
+    with os.fdopen(fd, "rb") as f:
+        try:
+            servers = json.loads(f.read(1 << 20)).get("mcpServers")
+        except (ValueError, AttributeError):
+            return []
+    return sorted(k for k in servers if isinstance(k, str)) if isinstance(servers, dict) else []
+
+
+def _refuse_links(root: Path, path: Path) -> None:
+    """The settings file and its directory must be what they look like: no symlink (even one
+    pointing inside), no directory where the file should be."""
+    for p, kind in ((path.parent, stat.S_ISDIR), (path, stat.S_ISREG)):
+        try:
+            mode = os.lstat(p).st_mode
+        except FileNotFoundError:
+            return
+        if not kind(mode):
+            where = p.relative_to(root)
+            raise ConfigRefused(f"{where} is a symlink or not a regular entry; lab leaves it alone.")
+
+
+def _tracked(root: Path, rel: str) -> bool:
+    cp = subprocess.run(
+        ["git", "ls-files", "--error-unmatch", "--", f":(literal){rel}"],
+        cwd=root,
+        capture_output=True,
+    )
+    return cp.returncode == 0
 
 
 def _read(config: Path) -> tuple[bytes | None, tuple[int, int, int] | None]:

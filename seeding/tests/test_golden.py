@@ -13,8 +13,8 @@ from seeding.tests.conftest import status, tree
 META = SeedMeta(
     context_file="CLAUDE.md",
     skills_dir=".claude/skills",
-    exclude_entries=("/CLAUDE.md", "/.claude/skills/"),
-    seeded_paths=("CLAUDE.md", ".claude/skills/**"),
+    exclude_entries=("/CLAUDE.md", "/.claude/skills/", "/.claude/settings.local.json"),
+    seeded_paths=("CLAUDE.md", ".claude/skills/**", ".claude/settings.local.json"),
     scrub_patterns=(r"^Co-Authored-By: Claude.*$", r"^🤖 Generated with \[Claude Code\].*$"),
 )
 CONTEXT = "# Operator context\n\nSmall commits. Run the tests.\n"
@@ -36,6 +36,7 @@ def test_it_produces_exactly_this_tree(repo, linked, pool):
     # A linked worktree's exclude is the common dir's: shared with the main checkout.
     assert (repo / ".git" / "info" / "exclude").read_bytes() == (
         b"# existing\n# lab: files seeded into worktrees; never committed\n/CLAUDE.md\n/.claude/skills/\n"
+        b"/.claude/settings.local.json\n"
     )
     assert status(linked) == ""
 

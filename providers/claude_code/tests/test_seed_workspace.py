@@ -11,6 +11,7 @@ import pytest
 from providers.claude_code import seed as seed_mod
 from providers.claude_code.seed import ConfigRefused, seed_workspace
 from providers.errors import ProviderError
+from providers.schema import ProjectServers, WorkspaceChoices
 
 TRUST = {"hasTrustDialogAccepted": True, "hasCompletedProjectOnboarding": True}
 
@@ -130,3 +131,101 @@ def test_it_does_not_replace_a_version_it_did_not_read(home, wt, monkeypatch):
 def test_no_temp_files_are_left_behind(home, wt):
     seed_workspace(wt, home=home)
     assert sorted(p.name for p in home.iterdir()) == [".claude.json"]
+
+
+# --- the operator's choices: .claude/settings.local.json (COMPAT-seeding §4, §5) -------------
+
+OFF = WorkspaceChoices(attribution=False)
+
+
+def local_settings(wt):
+    return json.loads((wt / ".claude" / "settings.local.json").read_text())
+
+
+def mcp_json(wt, *names):
+    (wt / ".mcp.json").write_text(json.dumps({"mcpServers": {n: {"command": "true"} for n in names}}))
+
+
+def test_the_defaults_write_no_settings_file_without_a_project_server(home, wt):
+    assert seed_workspace(wt, home=home) == [home / ".claude.json"]
+    assert not (wt / ".claude").exists()
+
+
+def test_attribution_off_writes_the_cli_setting_that_hides_both_lines(home, wt):
+    written = seed_workspace(wt, home=home, choices=OFF)
+    assert written == [home / ".claude.json", wt / ".claude" / "settings.local.json"]
+    assert local_settings(wt) == {"attribution": {"commit": "", "pr": ""}}
+    assert seed_workspace(wt, home=home, choices=OFF) == []  # idempotent
+
+
+def test_attribution_back_on_removes_only_labs_own_off(home, wt):
+    seed_workspace(wt, home=home, choices=OFF)
+    seed_workspace(wt, home=home)
+    assert local_settings(wt) == {}
+
+
+def test_an_operators_own_attribution_text_is_kept_when_attribution_is_on(home, wt):
+    (wt / ".claude").mkdir()
+    mine = {"attribution": {"commit": "Reviewed-by: me"}, "permissions": {"allow": ["Bash(ls)"]}}
+    (wt / ".claude" / "settings.local.json").write_text(json.dumps(mine))
+    assert seed_workspace(wt, home=home, choices=WorkspaceChoices()) == [home / ".claude.json"]
+    assert local_settings(wt) == mine
+    seed_workspace(wt, home=home, choices=OFF)
+    # Off wins for the two texts; every other key, and the file's backup, is kept.
+    assert local_settings(wt) == {"attribution": {"commit": "", "pr": ""}, "permissions": mine["permissions"]}
+    backup = wt / ".claude" / "settings.local.json.lab-backup"
+    assert json.loads(backup.read_text()) == mine
+
+
+@pytest.mark.parametrize(
+    ("policy", "listed", "other"),
+    [
+        (ProjectServers.REJECT, "disabledMcpjsonServers", "enabledMcpjsonServers"),
+        (ProjectServers.APPROVE, "enabledMcpjsonServers", "disabledMcpjsonServers"),
+    ],
+)
+def test_the_repositorys_mcp_servers_are_listed_by_name(home, wt, policy, listed, other):
+    mcp_json(wt, "search", "db")
+    (wt / ".claude").mkdir()
+    (wt / ".claude" / "settings.local.json").write_text(json.dumps({other: ["db", "kept"]}))
+    seed_workspace(wt, home=home, choices=WorkspaceChoices(project_servers=policy))
+    assert local_settings(wt) == {listed: ["db", "search"], other: ["kept"]}
+    assert seed_workspace(wt, home=home, choices=WorkspaceChoices(project_servers=policy)) == []
+
+
+def test_an_unreadable_mcp_json_is_left_to_the_cli(home, wt):
+    (wt / ".mcp.json").write_text("{not json")
+    assert seed_workspace(wt, home=home) == [home / ".claude.json"]
+    assert not (wt / ".claude").exists()
+
+
+def test_a_tracked_settings_file_is_never_edited(home, tmp_path):
+    import subprocess
+
+    repo = tmp_path / "repo"
+    (repo / ".claude").mkdir(parents=True)
+    (repo / ".claude" / "settings.local.json").write_text("{}\n")
+    for args in (
+        ["init", "-q"],
+        ["add", "-A"],
+        ["-c", "user.name=t", "-c", "user.email=t@x", "commit", "-qm", "1"],
+    ):
+        subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True)
+    with pytest.raises(ConfigRefused, match="tracked by the repository"):
+        seed_workspace(repo, home=home, choices=OFF)
+    assert (repo / ".claude" / "settings.local.json").read_text() == "{}\n"
+
+
+@pytest.mark.parametrize("what", ["dir", "file"])
+def test_a_symlinked_settings_path_is_refused(home, wt, tmp_path, what):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "settings.local.json").write_text("{}")
+    if what == "dir":
+        (wt / ".claude").symlink_to(elsewhere)
+    else:
+        (wt / ".claude").mkdir()
+        (wt / ".claude" / "settings.local.json").symlink_to(elsewhere / "settings.local.json")
+    with pytest.raises(ConfigRefused, match="symlink"):
+        seed_workspace(wt, home=home, choices=OFF)
+    assert (elsewhere / "settings.local.json").read_text() == "{}"

@@ -14,8 +14,8 @@ def test_the_declaration_is_pinned():
     pinned = SeedMeta(
         context_file="CLAUDE.md",
         skills_dir=".claude/skills",
-        exclude_entries=("/CLAUDE.md", "/.claude/skills/"),
-        seeded_paths=("CLAUDE.md", ".claude/skills/**"),
+        exclude_entries=("/CLAUDE.md", "/.claude/skills/", "/.claude/settings.local.json"),
+        seeded_paths=("CLAUDE.md", ".claude/skills/**", ".claude/settings.local.json"),
         scrub_patterns=(r"^Co-Authored-By: Claude.*$", r"^🤖 Generated with \[Claude Code\].*$"),
     )
     assert pinned == SEED_META

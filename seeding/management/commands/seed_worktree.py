@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 from typing import Any
 
@@ -7,8 +8,9 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from providers.errors import ProviderError
+from providers.schema import ProjectServers, WorkspaceChoices
 from seeding.seeder import SeedAction, SeedError, SeedOutcome
-from seeding.services import worktree_seed
+from seeding.services import default_choices, worktree_seed
 
 
 def describe(action: SeedAction, *, dry_run: bool) -> str:
@@ -31,7 +33,27 @@ class Command(BaseCommand):
         )
         parser.add_argument("--skills", type=Path, help="the skills pool (default: LAB_SEED_SKILLS_DIR)")
         parser.add_argument(
+            "--attribution",
+            action=argparse.BooleanOptionalAction,
+            default=None,
+            help="the agent's attribution lines in commits and PRs (default: LAB_SEED_ATTRIBUTION)",
+        )
+        parser.add_argument(
+            "--project-mcp",
+            choices=[p.value for p in ProjectServers],
+            help="approve or reject the repository's own MCP servers (default: LAB_SEED_PROJECT_MCP)",
+        )
+        parser.add_argument(
             "--dry-run", action="store_true", help="print what would be written; write nothing"
+        )
+
+    @staticmethod
+    def choices(options: dict[str, Any]) -> WorkspaceChoices:
+        defaults = default_choices()
+        attribution = options["attribution"]
+        return WorkspaceChoices(
+            attribution=defaults.attribution if attribution is None else attribution,
+            project_servers=ProjectServers(options["project_mcp"] or defaults.project_servers),
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -48,6 +70,7 @@ class Command(BaseCommand):
                 dry_run=dry_run,
                 context_file=options["context_file"],
                 skills_dir=options["skills"],
+                choices=self.choices(options),
             )
         except (SeedError, ProviderError) as exc:
             raise CommandError(str(exc)) from None
