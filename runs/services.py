@@ -6,6 +6,7 @@ answer comes back through the transcript (read-through), never echoed locally.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import secrets
 import threading
@@ -20,7 +21,7 @@ from django.utils import timezone
 from providers.base import LiveSignals
 from providers.errors import DialogNotAnswerable, SessionGone, StaleDialog
 from providers.registry import get_provider
-from providers.schema import Answer, Dialog, RunHandle, RunState
+from providers.schema import Answer, Dialog, RunHandle, RunState, WorkspaceChoices
 from providers.tmux import Tmux
 from runs import worktrees
 from runs.models import Run
@@ -61,9 +62,14 @@ def run_start(
     base_ref: str | None = None,
     options: Mapping[str, str] | None = None,
     seed: bool = True,
+    choices: WorkspaceChoices | None = None,
 ) -> Run:
-    """Make (or reuse) the branch's worktree, seed it, and start the agent's TUI in it."""
+    """Make (or reuse) the branch's worktree, seed it, and start the agent's TUI in it behind
+    the commit guard. `choices` default to the operator's configured ones."""
+    from seeding.services import agent_guard_env, default_choices, worktree_seed
+
     provider = get_provider(provider_id)
+    choices = choices or default_choices()
     repository = Path(repository).resolve()
     worktrees.validate_branch(branch)
     name = name or branch.rsplit("/", 1)[-1]
@@ -80,9 +86,8 @@ def run_start(
             base_ref=base_ref,
         )
     if seed:
-        from seeding.services import worktree_seed
-
-        worktree_seed(provider_id=provider_id, worktree=worktree)
+        worktree_seed(provider_id=provider_id, worktree=worktree, choices=choices)
+    guard = agent_guard_env(provider_id=provider_id, worktree=worktree, choices=choices)
     run = Run.objects.create(
         name=name,
         provider_id=provider_id,
@@ -94,7 +99,8 @@ def run_start(
         spawn_options=dict(options or {}),
     )
     try:
-        result = provider.spawn(run_handle(run), run.spawn_options)
+        handle = dataclasses.replace(run_handle(run), env=tuple(guard.items()))
+        result = provider.spawn(handle, run.spawn_options)
     except Exception:
         run.ended_at = timezone.now()
         run.save(update_fields=["ended_at"])
