@@ -10,13 +10,20 @@ from __future__ import annotations
 import json
 import re
 import subprocess
+import sys
+import time
 import uuid
+from pathlib import Path
 
 import pytest
 
-from compat.live import LiveTUI, has_assistant_text
-from compat.scripted_model import text
+from compat.live import LiveTUI, has_assistant_text, tool_results
+from compat.scripted_model import text, tool_use
 from providers.claude_code.seed import SEED_META, seed_workspace
+from providers.registry import get_provider
+from providers.schema import ProjectServers, WorkspaceChoices
+from providers.tmux import Tmux
+from runs.services import run_handle, run_start
 from runs.worktrees import worktree_create
 from seeding.seeder import SeedOutcome, seed
 
@@ -105,3 +112,134 @@ def test_control_an_unseeded_worktree_shows_the_trust_dialog(claude_home, linked
     tuis.append(tui)
     tui.start("--permission-mode", "manual")
     tui.wait_pane(TRUST_DIALOG_RE, timeout=45)
+
+
+# --- the operator's choices and the commit guard, through run_start (issue 8.3) -------------
+
+# COMPAT-seeding §5: the start-up prompt a .mcp.json server in neither list raises.
+MCP_PROMPT_RE = r"New MCP server found in this project|Continue without using this MCP server"
+ATTRIBUTION_TRAILER = "Co-Authored-By: Claude Opus 5.5 <noreply@anthropic.com>"
+# COMPAT-seeding §4: how the CLI tells the model to attribute (a system reminder).
+ATTRIBUTION_INSTRUCTION = "End git commit messages with:"
+IDENT = {"NAME": "lab-agent", "EMAIL": "lab-agent@example.invalid"}
+
+
+def _commit_mcp_json(repo, marker):
+    """The repository declares an MCP server; starting it would create `marker`."""
+    server = marker.with_suffix(".py")
+    server.write_text(
+        f"import pathlib, sys\npathlib.Path({str(marker)!r}).write_text('started')\nsys.stdin.read()\n"
+    )
+    (repo / ".mcp.json").write_text(
+        json.dumps({"mcpServers": {"probe": {"command": sys.executable, "args": [str(server)]}}})
+    )
+    ident = ["-c", "user.name=lab-test", "-c", "user.email=lab-test@example.invalid"]
+    subprocess.run(["git", "add", ".mcp.json"], cwd=repo, check=True)
+    subprocess.run(["git", *ident, "commit", "-qm", "declare an MCP server"], cwd=repo, check=True)
+
+
+def _wait_transcript(path, predicate, *, timeout, what):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        lines = LiveTUI.read_lines(Path(path)) if Path(path).exists() else []
+        if predicate(lines):
+            return lines
+        time.sleep(0.2)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+@pytest.mark.live
+@pytest.mark.django_db
+def test_a_run_started_with_attribution_off_and_mcp_rejected(
+    tmp_path, settings, scripted_model, claude_home, linked_worktree
+):
+    """run_start, as the new-run form calls it: the repository's MCP server neither prompts nor
+    starts, the model is not told to add attribution, a seeded file the agent stages is refused
+    at commit, and the agent's attribution trailer is scrubbed from the commit it makes."""
+    marker = tmp_path / "mcp-started"
+    _commit_mcp_json(claude_home.worktree, marker)
+    wt = linked_worktree
+    subprocess.run(["git", "merge", "-q", "--ff-only", "main"], cwd=wt, check=True)
+    # The operator's own local settings: lab must keep this key (and the test lets Bash run).
+    (wt / ".claude").mkdir()
+    (wt / ".claude" / "settings.local.json").write_text(json.dumps({"permissions": {"allow": ["Bash"]}}))
+    (wt / "feature.txt").write_text("the agent's work\n")
+    settings.DATA_DIR = tmp_path / "data"
+    settings.LAB_RUNS_DIR = tmp_path / "data" / "runs"
+    settings.LAB_TMUX_SOCKET = f"labseed-{uuid.uuid4().hex[:8]}"
+    settings.LAB_AGENT_HOME = str(claude_home.home)
+    settings.LAB_SEED_CONTEXT_FILE = str(tmp_path / "context.md")
+    (tmp_path / "context.md").write_text("# Operator context\n")
+    agent_env = {k: v for k, v in claude_home.env.items() if k not in ("HOME", "PATH", "TERM", "LANG")}
+    ident = {f"GIT_{who}_{what}": value for who in ("AUTHOR", "COMMITTER") for what, value in IDENT.items()}
+    settings.LAB_AGENT_ENV = {**agent_env, **ident}
+    branch = subprocess.run(
+        ["git", "branch", "--show-current"], cwd=wt, capture_output=True, text=True, check=True
+    ).stdout.strip()
+
+    bash = {"description": "commit the work"}
+    scripted_model.script.add(
+        tool_use("Bash", {**bash, "command": "git add -f CLAUDE.md feature.txt; git commit -m 'Add it'"}),
+        tool_use(
+            "Bash",
+            {
+                **bash,
+                "command": "git restore --staged -- CLAUDE.md && "
+                f"git commit -m 'Add it' -m '{ATTRIBUTION_TRAILER}'",
+            },
+        ),
+        text("Committed."),
+    )
+    run = run_start(
+        provider_id="claude-code",
+        repository=claude_home.worktree,
+        branch=branch,
+        choices=WorkspaceChoices(attribution=False, project_servers=ProjectServers.REJECT),
+    )
+    try:
+        assert Path(run.worktree) == wt
+        assert json.loads((wt / ".claude" / "settings.local.json").read_text()) == {
+            "permissions": {"allow": ["Bash"]},
+            "attribution": {"commit": "", "pr": ""},
+            "disabledMcpjsonServers": ["probe"],
+        }
+        get_provider("claude-code").reply(run_handle(run), "Commit the feature, please.")
+        lines = _wait_transcript(
+            run.transcript_path, has_assistant_text("Committed."), timeout=120, what="the agent's last word"
+        )
+        results = [json.dumps(block) for _, block in tool_results(lines)]
+        assert "must not be committed" in results[0] and "CLAUDE.md" in results[0]
+        log = subprocess.run(
+            ["git", "log", "-1", "--format=%B--%n%an", "--name-only"], cwd=wt, capture_output=True, text=True
+        ).stdout
+        assert log == "Add it\n--\nlab-agent\n\nfeature.txt\n", log
+        bodies = [json.dumps(r["body"], ensure_ascii=False) for r in scripted_model.turn_requests()]
+        # COMPAT-seeding §4: the CLI tells the model its attribution lines unless told not to.
+        assert not any(ATTRIBUTION_INSTRUCTION in b for b in bodies)
+        assert not marker.exists(), "the rejected MCP server was started"
+        assert _git_status(wt) == ""
+    finally:
+        Tmux(run.tmux_socket).kill_server()
+
+
+@pytest.mark.live
+def test_control_an_unchosen_mcp_server_holds_the_tui_at_start(tmp_path, claude_home, tuis):
+    """Without lab's choice the prompt holds the TUI before its composer, where a run could
+    never get past it: the test above means something only because this one holds."""
+    marker = tmp_path / "mcp-started"
+    _commit_mcp_json(claude_home.worktree, marker)
+    tui = LiveTUI(claude_home.env, claude_home.worktree)
+    tuis.append(tui)
+    tui.start("--permission-mode", "manual")
+    tui.wait_pane(MCP_PROMPT_RE, timeout=45)
+    assert not marker.exists()
+
+
+@pytest.mark.live
+def test_control_by_default_the_model_is_told_to_attribute(scripted_model, live_tui):
+    scripted_model.script.add(text("Hello."))
+    tui = live_tui("--permission-mode", "manual")
+    tui.prompt("hello")
+    tui.wait_for(has_assistant_text("Hello."), timeout=60)
+    bodies = [json.dumps(r["body"], ensure_ascii=False) for r in scripted_model.turn_requests()]
+    assert any(f"{ATTRIBUTION_INSTRUCTION}\\n{ATTRIBUTION_TRAILER}" in b for b in bodies)

@@ -103,9 +103,9 @@ def _apply_choices(worktree: Path, choices: WorkspaceChoices) -> list[Path]:
             f"{LOCAL_SETTINGS} is tracked by the repository and lab never edits committed files; "
             "set the attribution and MCP choices in it yourself."
         )
-    written = _backup(path, raw)
+    # No backup file here: it would sit in the work tree, and lab only sets its own keys.
     _atomic_write(path, (json.dumps(state, indent=2, ensure_ascii=False) + "\n").encode(), like=path)
-    return [*written, path]
+    return [path]
 
 
 def _choose(state: dict[str, Any], choices: WorkspaceChoices, servers: list[str]) -> bool:
