@@ -12,6 +12,7 @@ from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_K
 from django.contrib.sessions.backends.db import SessionStore
 
 from lab.asgi import application
+from providers.schema import WorkspaceChoices
 from providers.testing import fake_append
 from providers.tmux import Tmux
 from runs import services
@@ -173,6 +174,29 @@ def test_a_new_run_from_the_form(authed_client, fake_provider, git_repo):
     run = Run.objects.get(branch="lab/from-form")
     assert response.status_code == 302 and response["Location"] == f"/runs/{run.pk}/"
     assert run.spawn_options == {"speed": "slow"}
+    # An unticked attribution box is "off"; an absent MCP choice is the configured default.
+    assert fake_provider.seeded_choices == WorkspaceChoices(attribution=False)
+
+
+def test_the_new_run_form_offers_the_seeding_choices_with_the_configured_defaults(
+    authed_client, fake_provider, settings
+):
+    settings.LAB_SEED_ATTRIBUTION = True
+    settings.LAB_SEED_PROJECT_MCP = "approve"
+    body = authed_client.get("/runs/new/").content.decode()
+    assert re.search(r'<input type="checkbox" name="attribution"[^>]* checked', body)
+    assert re.search(r'<option value="approve" selected>', body)
+
+
+def test_the_agent_runs_behind_the_commit_guard(run, settings):
+    """The generic layer hands every spawn the guard's environment (seeding/commit_guard.py)."""
+    pid = Tmux(run.tmux_socket).pane_pid(run.tmux_session)
+    env = dict(
+        item.split("=", 1) for item in Path(f"/proc/{pid}/environ").read_text().split("\0") if "=" in item
+    )
+    assert env["GIT_CONFIG_KEY_0"] == "core.hooksPath"
+    assert env["GIT_CONFIG_VALUE_0"] == str(Path(settings.DATA_DIR) / "git-hooks")
+    assert (Path(env["GIT_CONFIG_VALUE_0"]) / "pre-commit").exists()
 
 
 def test_a_logged_out_provider_starts_nothing_and_offers_its_login(authed_client, fake_provider, git_repo):

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from io import StringIO
 
 import pytest
 from django.core.management import CommandError, call_command
+
+from seeding.tests.conftest import git
 
 
 @pytest.fixture(autouse=True)
@@ -99,3 +102,24 @@ def test_bad_input_exits_non_zero_from_the_shell(tmp_path, settings):
     )
     assert cp.returncode == 1
     assert "is not a directory" in cp.stderr
+
+
+def test_the_operators_choices_come_from_flags_then_settings(linked, settings):
+    (linked / ".mcp.json").write_text('{"mcpServers": {"search": {"command": "true"}}}')
+    local = linked / ".claude" / "settings.local.json"
+    settings.LAB_SEED_ATTRIBUTION = False
+    out = run(linked, "--provider", "claude-code")
+    assert f"wrote       {local}  (Claude Code grants and settings)" in out
+    assert json.loads(local.read_text()) == {
+        "attribution": {"commit": "", "pr": ""},
+        "disabledMcpjsonServers": ["search"],
+    }
+    run(linked, "--provider", "claude-code", "--attribution", "--project-mcp", "approve")
+    assert json.loads(local.read_text()) == {"enabledMcpjsonServers": ["search"]}
+    # The seeded settings file is excluded: git status stays clean.
+    assert git(linked, "status", "--porcelain", "--untracked-files=all") == "?? .mcp.json\n"
+
+
+def test_an_unknown_mcp_choice_is_a_usage_error(linked):
+    with pytest.raises(CommandError, match="invalid choice"):
+        run(linked, "--provider", "claude-code", "--project-mcp", "maybe")

@@ -84,6 +84,9 @@ class LiveRun:
         return Tmux(self.handle.tmux_socket).has_session(self.handle.tmux_session)
 
 
+PROBE_ENV = ("LAB_CONFORMANCE_PROBE", "passed through")
+
+
 class Driver(abc.ABC):
     provider_id: ClassVar[str]
     dotted: ClassVar[str]
@@ -123,6 +126,7 @@ class Driver(abc.ABC):
             tmux_socket=f"labconf-{uuid.uuid4().hex[:10]}",
             tmux_session="lab-conformance",
             spool_dir=str(self.tmp_path / "spool"),
+            env=(PROBE_ENV,),  # as run_start passes the commit guard's
         )
         options = {o.name: o.default for o in provider.spawn_options()}
         result = provider.spawn(handle, options)

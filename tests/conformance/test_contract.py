@@ -28,6 +28,8 @@ from providers.schema import (
     SeedMeta,
     TranscriptRead,
 )
+from providers.tmux import Tmux
+from tests.conformance.conftest import PROBE_ENV
 
 COMMAND_SOURCES = {"builtin", "project", "user", "skill"}
 
@@ -233,6 +235,15 @@ def test_optional_capabilities_when_offered_are_quiet_on_a_fresh_run(driver, dea
 
 def _normalized(text: str) -> str:
     return " ".join(text.split())
+
+
+@pytest.mark.live
+def test_spawn_adds_the_generic_layers_environment(live):
+    """The commit guard reaches the agent only this way (RunHandle.env)."""
+    pid = Tmux(live.handle.tmux_socket).pane_pid(live.handle.tmux_session)
+    environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+    name, value = PROBE_ENV
+    assert f"{name}={value}".encode() in environ
 
 
 @pytest.mark.live
