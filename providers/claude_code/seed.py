@@ -30,7 +30,8 @@ SEED_META = SeedMeta(
     # COMPAT-seeding §4/§5: the operator's choices live in the worktree's local settings file.
     exclude_entries=("/CLAUDE.md", "/.claude/skills/", "/.claude/settings.local.json"),
     seeded_paths=("CLAUDE.md", ".claude/skills/**", ".claude/settings.local.json"),
-    # Applied per line (re.MULTILINE) to commit messages and PR bodies when attribution is off.
+    # Applied per line (re.MULTILINE) by lab's commit guard to the agent's commit messages when
+    # attribution is off (COMPAT-seeding §6); PR bodies rely on the CLI's own setting (§4).
     scrub_patterns=(
         r"^Co-Authored-By: Claude.*$",
         r"^🤖 Generated with \[Claude Code\].*$",
@@ -48,15 +49,18 @@ LOCAL_SETTINGS = ".claude/settings.local.json"
 NO_ATTRIBUTION = {"commit": "", "pr": ""}
 # COMPAT-seeding §5: the lists the CLI checks before it starts a .mcp.json server; a server in
 # neither list holds the TUI on a "New MCP server found" prompt at start.
-DEFAULTS = WorkspaceChoices()
 MCP_LISTS = {
     ProjectServers.APPROVE: ("enabledMcpjsonServers", "disabledMcpjsonServers"),
     ProjectServers.REJECT: ("disabledMcpjsonServers", "enabledMcpjsonServers"),
 }
 
 
+DEFAULTS = WorkspaceChoices()
+
+
 class ConfigRefused(ProviderError):
-    """lab will not write ~/.claude.json: it is not a JSON object, or it kept changing."""
+    """lab will not write a CLI config or settings file: it is not a JSON object, it kept
+    changing, it is a symlink, or the repository tracks it."""
 
 
 def seed_workspace(worktree: Path, *, home: Path, choices: WorkspaceChoices = DEFAULTS) -> list[Path]:
@@ -113,7 +117,7 @@ def _choose(state: dict[str, Any], choices: WorkspaceChoices, servers: list[str]
     before = json.dumps(state, sort_keys=True)
     current = state.get("attribution")
     if not choices.attribution:
-        state["attribution"] = {**current, **NO_ATTRIBUTION} if isinstance(current, dict) else NO_ATTRIBUTION
+        state["attribution"] = {**(current if isinstance(current, dict) else {}), **NO_ATTRIBUTION}
     elif current == NO_ATTRIBUTION:
         del state["attribution"]  # lab's own earlier "off"; the CLI's default is on
     if servers:
