@@ -301,3 +301,35 @@ def test_a_bash_permission_prompt_is_needs_input_until_resolved(scripted_model, 
         lambda r: "done" in r.texts(MessageKind.ASSISTANT_TEXT), timeout=30, what="the Bash result"
     )
     assert manual_run.provider.blocked_state(manual_run.handle) is None
+
+
+# compat §4: a multi-select question inside a form commits on its "Next" row and advances.
+FORM_TOPPINGS = {
+    "question": "Which toppings do you want?",
+    "header": "Toppings",
+    "options": [{"label": label, "description": desc} for label, desc in TOPPINGS],
+    "multiSelect": True,
+}
+
+
+def test_a_form_opening_with_a_multiselect(scripted_model, manual_run):
+    turn = ask_user_question(questions=[FORM_TOPPINGS, TWO[1]])
+    scripted_model.script.add(when("ASKF", turn, text("Form noted.")))
+    dialog, entry, _ = answer(manual_run, "ASKF please", [Answer(choices=(2, 0)), Answer(choices=(1,))])
+    got = entry["toolUseResult"]["answers"]
+    assert set(got["Which toppings do you want?"].split(", ")) == {"Cheese", "Olives"}
+    assert got["Which drink do you want?"] == "Juice"
+    settle_turn(manual_run, "Form noted.")
+    assert backstop_warnings(manual_run, dialog.tool_use_id) == []
+
+
+def test_a_form_ending_with_a_multiselect_and_free_text(scripted_model, manual_run):
+    turn = ask_user_question(questions=[TWO[0], FORM_TOPPINGS])
+    scripted_model.script.add(when("ASKF", turn, text("Form noted.")))
+    answers = [Answer(choices=(1,)), Answer(choices=(3,), text="extra basil")]
+    dialog, entry, _ = answer(manual_run, "ASKF please", answers)
+    got = entry["toolUseResult"]["answers"]
+    assert got["Which fruit do you want?"] == "Banana"
+    assert set(got["Which toppings do you want?"].split(", ")) == {"Onion", "extra basil"}
+    settle_turn(manual_run, "Form noted.")
+    assert backstop_warnings(manual_run, dialog.tool_use_id) == []

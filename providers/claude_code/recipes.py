@@ -10,7 +10,8 @@ Rules the recipes keep (compat §7):
   * Type first. Enter on the empty "Type something." row declines the whole dialog, so free
     text is pasted onto that row before the Enter; an empty text is refused, never sent.
   * Enter on a multi-select option row toggles (like Space) and never commits: the commit is
-    the unnumbered Submit row under the free-text row, then "Submit answers" on the review screen.
+    the unnumbered row under the free-text row ("Submit" alone, "Next" inside a form, where it
+    advances like any answer), then "Submit answers" on the review screen.
   * A form of 2–4 questions auto-advances after each answer, then shows the review screen,
     whose row 0 is "Submit answers": a bare Enter, never [Up][Enter] (that is Cancel).
   * Plan rows by index, never by the drifting row text (compat §5).
@@ -176,7 +177,8 @@ def question_ops(
         ops += downs(free_row - row)
         ops.append(paste(text))  # compat §4: typing into the row auto-checks it
         row = free_row
-    ops += downs(free_row + 1 - row)  # compat §4: the unnumbered Submit row below the free-text row
+    # compat §4: the unnumbered commit row below the free-text row ("Submit"; "Next" in a form)
+    ops += downs(free_row + 1 - row)
     ops.append(key("Enter", last_screen_key))
     return ops
 
@@ -188,12 +190,6 @@ def question_recipe(dialog: Dialog, answers: Sequence[Answer]) -> Recipe:
     if len(answers) != len(questions):
         raise DialogNotAnswerable("Answer every question.")
     checked = [validate(q, a) for q, a in zip(questions, answers, strict=True)]
-    if len(questions) > 1 and any(q.multi for q in questions):
-        # Only a lone multi-select question is verified live (compat §4): inside a form its
-        # commit row may differ. Refused rather than played blind.
-        raise DialogNotAnswerable(
-            "A multi-select question inside a form of several questions can't be answered here yet."
-        )
     ops: list[Op] = []
     for q, (choices, text) in zip(questions, checked, strict=True):
         # Every answer that leaves the screen (auto-advance, review) gets the screen pause.

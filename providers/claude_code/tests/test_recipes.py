@@ -115,11 +115,17 @@ def test_a_form_must_answer_every_question():
         recipe_for(form(q, q), [Answer(choices=(0,))])
 
 
-def test_a_multiselect_inside_a_form_is_refused_honestly():
-    q = Question("Fruit?", (Option("Apple"),))
+def test_a_multiselect_inside_a_form_commits_on_its_next_row_and_advances():
+    """compat §4: inside a form the commit row under the free-text row reads "Next" and
+    advances like any answer; the review screen's Enter submits the whole form."""
+    q = Question("Fruit?", (Option("Apple"), Option("Banana")))
     m = Question("Toppings?", TOPPINGS, multi=True)
-    with pytest.raises(DialogNotAnswerable):
-        recipe_for(form(q, m), [Answer(choices=(0,)), Answer(choices=(1,))])
+    recipe = recipe_for(form(m, q), [Answer(choices=(2, 0)), Answer(choices=(1,))])
+    toggles = ["Space", "Down", "Down", "Space"]
+    assert recipe.keys == [*toggles, "Down", "Down", "Down", "Enter", "Down", "Enter", "Enter"]
+    recipe = recipe_for(form(q, m), [Answer(choices=(0,)), Answer(choices=(1,), text="pineapple")])
+    walk = ["Down", "Space", "Down", "Down", "Down", "paste:pineapple", "Down"]
+    assert recipe.keys == ["Enter", *walk, "Enter", "Enter"]
 
 
 def test_plan_label_order_is_lab_stable_order():
