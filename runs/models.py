@@ -32,6 +32,12 @@ class Run(models.Model):
     )
     transcript_path = models.CharField(max_length=4096, blank=True)
     spawn_options = models.JSONField(default=dict, blank=True)
+    # The operator's seeding choices the run started with (WorkspaceChoices): shown on the run
+    # page, since the commit guard acts on the agent's commits on their behalf.
+    attribution = models.BooleanField(default=True, help_text="The agent's attribution lines in commits.")
+    project_mcp = models.CharField(
+        "repository MCP servers", max_length=16, blank=True, help_text="approve or reject"
+    )
     created_at = models.DateTimeField(default=timezone.now, db_index=True)
     ended_at = models.DateTimeField(null=True, blank=True)
 

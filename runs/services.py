@@ -97,6 +97,8 @@ def run_start(
         tmux_socket=settings.LAB_TMUX_SOCKET,
         tmux_session=f"lab-{secrets.token_hex(4)}",  # lab's own name: never a user-supplied target
         spawn_options=dict(options or {}),
+        attribution=choices.attribution,
+        project_mcp=choices.project_servers.value,
     )
     try:
         handle = dataclasses.replace(run_handle(run), env=tuple(guard.items()))
