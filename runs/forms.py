@@ -34,7 +34,7 @@ class NewRunForm(forms.Form):
             (ProjectServers.APPROVE.value, "Approve them: they start with the agent"),
         ],
         required=False,  # absent: the configured default
-        label="The repository's MCP servers",
+        label="Project MCP servers",
         help_text="Servers the repository declares for the agent run code on this machine.",
     )
 

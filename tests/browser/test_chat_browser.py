@@ -103,6 +103,11 @@ def test_it_creates_a_run_from_the_form_and_lands_on_its_page(page: Any, chat_ru
     expect(page.locator(".run-head")).to_contain_text("lab/browser-chat")
     expect(page.locator(".run-head")).to_contain_text("Claude Code")
     expect(page.locator(".run-head code.copyable")).to_contain_text(f"attach -t ={chat_run.tmux_session}")
+    # The form's defaults: attribution on, the repository's MCP servers rejected.
+    expect(page.locator(".run-head .guard")).to_have_text(
+        "Commit guard on: seeded files stay out of the agent's commits · "
+        "the repository's MCP servers: rejected"
+    )
     expect_state(page, "idle")
     expect(page.locator("#composer textarea")).to_be_enabled()
 
@@ -116,6 +121,9 @@ def test_the_new_run_form_refuses_a_path_that_is_not_a_git_repository(
     page: Any, lab_server: LabServer
 ) -> None:
     page.goto("/runs/new/")
+    expect(page.get_by_label("Attribution in commits")).to_be_checked()
+    expect(page.get_by_label("Project MCP servers")).to_have_value("reject")
+    screenshot(page, "2-new-run-form")
     page.get_by_label("Repository").fill(str(lab_server.home))
     page.get_by_label("Branch").fill("lab/never")
     page.get_by_role("button", name="Start").click()
