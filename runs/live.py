@@ -7,10 +7,13 @@ from django.template.loader import render_to_string
 from providers.schema import Message
 from runs.models import Run
 from runs.rendering import message_html
-from runs.transcripts import PAGE, TAIL, transcript_index, transcript_tail
+from runs.transcripts import PAGE, TAIL, indexed, transcript_index, transcript_tail
 
 # More missed messages than this and the page is re-rendered from its last page instead.
 MAX_REPLAY = TAIL
+# A gap this small is answered on the event loop from this process's index (the watcher has
+# just advanced it and rendered the new messages); a bigger one is read in a thread.
+MAX_FROM_MEMORY = 32
 
 
 def append_html(items: list[str]) -> str:
@@ -39,6 +42,25 @@ def catch_up_html(run: Run, epoch: str, seq: int) -> tuple[str, str, int]:
         tail.epoch,
         last,
     )
+
+
+def catch_up_from_memory(
+    path: str, epoch: str, seq: int, *, announced_epoch: str, announced_next_seq: int
+) -> tuple[str, int] | None:
+    """(fragment, last seq) bringing a page at (epoch, seq) up to what a watcher announced,
+    answered from this process's index without a read, a query or a thread; None when the
+    index cannot answer (another worker watches and this one has not read that far, the
+    transcript was cleared, truncated or replaced, the gap is too big): then catch_up_html."""
+    if not path or epoch != announced_epoch:
+        return None
+    index = indexed(path)
+    missed = index.gap_in_memory(epoch, seq, announced_next_seq) if index is not None else None
+    if missed is None or len(missed) > MAX_FROM_MEMORY:
+        return None
+    if not missed:
+        return "", seq
+    last = missed[-1].seq
+    return append_html([message_html(m, epoch) for m in missed]) + cursor_html(epoch, last), last
 
 
 def transcript_html(run: Run, epoch: str, messages: list[Message], has_earlier: bool) -> str:

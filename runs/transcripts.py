@@ -9,6 +9,8 @@ The first read of a file parses it once; after that only appended bytes are pars
 from __future__ import annotations
 
 import hashlib
+import os
+import stat
 import threading
 from collections import OrderedDict, deque
 from dataclasses import dataclass
@@ -16,7 +18,7 @@ from dataclasses import dataclass
 from providers.base import AgentProvider
 from providers.errors import TranscriptUnreadable
 from providers.registry import get_provider
-from providers.schema import Cursor, Dialog, Message, MessageKind, RunState
+from providers.schema import Cursor, Dialog, Message, MessageKind, RunState, TranscriptRead
 from runs.models import Run
 
 CHECKPOINT = 256
@@ -76,24 +78,84 @@ class TranscriptIndex:
                     # the page, never followed, never fatal to the page or the watcher.
                     self.error = str(exc)
                     return reset
-                self.error = ""
-                if read.reset:
-                    reset = True
-                    self.generation += 1
-                    self.tail.clear()
-                    self.checkpoints = [Cursor(path=self.path)]
-                self._absorb(read.messages, read.cursor)
-                self.cursor = read.cursor
-                self.state, self.dialog = read.state, read.dialog
+                self._apply(read)
+                reset = reset or read.reset
                 if (read.cursor.offset == before and not read.reset) or read.cursor.offset == 0:
                     break  # nothing more appended (a reader with a byte budget may need several calls)
             return reset
+
+    def advance_small(self, max_bytes: int) -> bool:
+        """For a caller on the event loop: parse what was appended, if that is at most
+        `max_bytes` of the same file, without waiting for the lock. True when the index has
+        read all of it; False when it did not (the lock is busy, more is pending, the file was
+        replaced, truncated or is unreadable, the index never read it): advance() in a thread
+        then does the rest, from wherever this stopped."""
+        if not self.lock.acquire(blocking=False):
+            return False
+        try:
+            if self.error or not self.cursor.inode:
+                return False
+            try:
+                st = os.lstat(self.path)
+            except OSError:
+                return False
+            pending = st.st_size - self.cursor.offset
+            if (
+                not stat.S_ISREG(st.st_mode)
+                or st.st_ino != self.cursor.inode
+                or not 0 <= pending <= max_bytes
+            ):
+                return False
+            if pending == 0:
+                return True
+            try:
+                read = self.provider.read_transcript(self.path, self.cursor)
+            except TranscriptUnreadable:
+                return False
+            self._apply(read)
+            return not read.reset
+        finally:
+            self.lock.release()
+
+    def _apply(self, read: TranscriptRead) -> None:
+        self.error = ""
+        if read.reset:
+            self.generation += 1
+            self.tail.clear()
+            self.checkpoints = [Cursor(path=self.path)]
+        self._absorb(read.messages, read.cursor)
+        self.cursor = read.cursor
+        self.state, self.dialog = read.state, read.dialog
 
     def _absorb(self, messages: list[Message], end: Cursor) -> None:
         self.tail.extend(messages)
         last_checkpoint = self.checkpoints[-1].next_seq
         if end.next_seq - last_checkpoint >= CHECKPOINT:
             self.checkpoints.append(end)
+
+    def recent(self, after_seq: int, limit: int) -> list[Message]:
+        """The newest `limit` tail messages with seq > after_seq (from memory)."""
+        with self.lock:
+            return [m for m in self.tail if m.seq > after_seq][-limit:]
+
+    def gap_in_memory(self, epoch: str, after_seq: int, upto_seq: int) -> list[Message] | None:
+        """The messages after `after_seq`, from memory, without blocking and without a read:
+        only when this index is at `epoch`, has read at least up to `upto_seq` (a next_seq,
+        e.g. the one a watcher announced) and its tail still holds the whole gap. None when
+        only a read can answer (the index is busy, behind, reset, or in error)."""
+        if not self.lock.acquire(blocking=False):
+            return None
+        try:
+            next_seq = self.cursor.next_seq
+            if self.error or self.epoch != epoch or next_seq < upto_seq:
+                return None
+            if after_seq + 1 >= next_seq:
+                return []
+            if not self.tail or self.tail[0].seq > after_seq + 1:
+                return None
+            return [m for m in self.tail if m.seq > after_seq]
+        finally:
+            self.lock.release()
 
     def messages_between(self, start_seq: int, stop_seq: int) -> list[Message]:
         """Messages with start_seq <= seq < stop_seq, read from the nearest checkpoint."""
@@ -132,6 +194,12 @@ def transcript_index(run: Run, path: str | None = None) -> TranscriptIndex:
         while len(_indexes) > MAX_INDEXES:
             _indexes.popitem(last=False)
     return index
+
+
+def indexed(path: str) -> TranscriptIndex | None:
+    """This process's index of `path` if there is one (never creates or reads)."""
+    with _indexes_guard:
+        return _indexes.get(path)
 
 
 def current_path(run: Run) -> str:

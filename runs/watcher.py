@@ -13,8 +13,8 @@ import asyncio
 import contextlib
 import logging
 import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from asgiref.sync import sync_to_async
@@ -29,7 +29,8 @@ from runs import services
 from runs.inotify import hub
 from runs.leases import WatchLease
 from runs.models import Run
-from runs.transcripts import transcript_index
+from runs.rendering import message_html
+from runs.transcripts import PAGE, indexed, transcript_index
 
 log = logging.getLogger(__name__)
 
@@ -38,6 +39,16 @@ LIVENESS_FALLBACK_S = 5.0
 # A worker without the run's watch lease retries this often, so a dead holder is replaced
 # within a few seconds (the lease is PostgreSQL's; the transcript itself is never polled).
 LEASE_RETRY_S = 2.0
+# The steps that cannot run inline (see RunWatcher.step_inline) run on these threads, not on the
+# loop's default executor (six threads on two cores): at 50 busy runs, six CPU-bound step threads
+# fought the event loop's thread for the GIL and every frame the loop sent waited behind them
+# (bench.latency, 50 runs: p95 320 ms with six, 160-210 ms with one or two, back to back). Two,
+# so that one slow step (a first read of a huge transcript) does not stall every other run.
+STEP_THREADS = 2
+_steps = ThreadPoolExecutor(max_workers=STEP_THREADS, thread_name_prefix="lab-watch")
+# At most this much appended transcript is parsed on the event loop (about 2 ms); more goes
+# to a thread.
+INLINE_MAX_BYTES = 256 * 1024
 
 
 @dataclass
@@ -47,6 +58,8 @@ class Snapshot:
     panel_html: str
     next_seq: int
     ended: bool
+    path: str = ""
+    watch: tuple[str, ...] = ()  # the directories whose events wake this watcher
 
 
 @dataclass
@@ -96,11 +109,13 @@ class RunWatcher:
                     # else lab changes pokes it. So no query per wake.
                     self.stale = False
                     run = await Run.objects.aget(pk=self.run_id)
-                snap = await sync_to_async(self.step, thread_sensitive=False)(run)
+                snap = self.step_inline(run)
+                if snap is None:
+                    snap = await sync_to_async(self.step, thread_sensitive=False, executor=_steps)(run)
                 await self.publish(layer, run, snap)
                 if snap.ended and self.subscribers <= 0:
                     return
-                paths = await sync_to_async(watch_paths, thread_sensitive=False)(run)
+                paths = snap.watch
                 if paths != watched:
                     if watch_task:
                         watch_task.cancel()
@@ -172,33 +187,69 @@ class RunWatcher:
         return fd
 
     def step(self, run: Run) -> Snapshot:
-        """The synchronous part: liveness, the new messages, the state, rendered once."""
+        """The synchronous part, in a thread: liveness, the new messages, the state, each
+        rendered once, and what to watch next."""
+        snap = self._step(run, inline=False)
+        assert snap is not None
+        return snap
+
+    def step_inline(self, run: Run) -> Snapshot | None:
+        """The same step on the event loop, for the common wake (a few lines appended to a
+        live run's transcript): no thread hop, so no fight for the GIL with the loop's own
+        thread. None when the step needs a query, a subprocess, a wait for the index's lock
+        or a big read; the caller then runs step() in a thread, which redoes it all."""
+        return self._step(run, inline=True)
+
+    def _step(self, run: Run, *, inline: bool) -> Snapshot | None:
+        if inline and not run.is_ended and (self.exited or not self.has_pidfd):
+            return None  # the run may have ended: ask tmux, write ended_at
         provider = get_provider(run.provider_id)
+        handle = services.run_handle(run)
         if isinstance(provider, LiveSignals):
             # Resolved hook payloads go; the provider keeps what it still needs (cheap: it
             # looks only when its spool changed).
-            provider.sweep(services.run_handle(run))
+            provider.sweep(handle)
         # With a pidfd on the TUI the exit is an event; ask tmux (a subprocess) only without one.
         if not run.is_ended and (self.exited or (not self.has_pidfd and not services.run_alive(run))):
             services.run_mark_ended(run=run)
-        path = run.transcript_path and get_provider(run.provider_id).locate_transcript(
-            services.run_handle(run)
-        )
+        path = run.transcript_path and provider.locate_transcript(handle)
         if path and path != run.transcript_path:
+            if inline:
+                return None
             # clear/epoch: the provider located a new transcript; adopt it (DESIGN.md).
             Run.objects.filter(pk=run.pk).update(transcript_path=path)
             run.transcript_path = path
         epoch = ""
-        state = services.run_state(run, RunState.IDLE)
         dialog = None
         next_seq = 0
-        if path:
-            index = transcript_index(run, path)
-            index.advance()
+        if not path:
+            state = services.run_state(run, RunState.IDLE)
+        else:
+            if inline:
+                found = indexed(path)
+                if (
+                    found is None
+                    or found.provider is not provider
+                    or not found.advance_small(INLINE_MAX_BYTES)
+                ):
+                    return None
+                index = found
+            else:
+                index = transcript_index(run, path)
+                index.advance()
             epoch = index.epoch
+            # Rendered here, once for every socket: each socket's catch-up then finds them
+            # cached (runs/live.catch_up_from_memory).
+            after = self.next_seq - 1 if epoch == self.epoch else -1
+            for message in index.recent(after, PAGE):
+                message_html(message, epoch)
             state = services.run_state(run, index.state, index.dialog)
-            # The live channel often knows of a picker before its tool_use is in the transcript.
-            dialog = services.pending_dialog(run) if state == RunState.QUESTION else None
+            if state == RunState.QUESTION:
+                if inline:
+                    return None
+                # The live channel often knows of a picker before its tool_use is in the
+                # transcript.
+                dialog = services.pending_dialog(run)
             next_seq = index.cursor.next_seq
         key = (state, dialog, run.is_ended)
         panel: str
@@ -217,7 +268,13 @@ class RunWatcher:
         else:
             panel = self.panel
         return Snapshot(
-            epoch=epoch, state=str(state), panel_html=panel, next_seq=next_seq, ended=run.is_ended
+            epoch=epoch,
+            state=str(state),
+            panel_html=panel,
+            next_seq=next_seq,
+            ended=run.is_ended,
+            path=path or "",
+            watch=watch_paths(run),
         )
 
     async def publish(self, layer: Any, run: Run, snap: Snapshot) -> None:
@@ -226,7 +283,18 @@ class RunWatcher:
             return
         changed = (snap.epoch, snap.next_seq, snap.panel_html) != (self.epoch, self.next_seq, self.panel)
         if changed:
-            await layer.group_send(run.group_name, {"type": "run.update", "panel": snap.panel_html})
+            # What this watcher has read (path, epoch, next_seq): a socket in this process takes
+            # the gap from the index; one in another worker reads up to it.
+            await layer.group_send(
+                run.group_name,
+                {
+                    "type": "run.update",
+                    "panel": snap.panel_html,
+                    "path": snap.path,
+                    "epoch": snap.epoch,
+                    "next_seq": snap.next_seq,
+                },
+            )
         if snap.state != self.state:
             badge = render_to_string("runs/list.html#badge", {"run": run, "state": snap.state, "oob": True})
             await layer.group_send("runs", {"type": "lab.html", "html": badge})
@@ -240,15 +308,17 @@ class RunWatcher:
 
 def watch_paths(run: Run) -> tuple[str, ...]:
     """The transcript's directory (a clear makes a new file there) and the spool dir, where
-    they exist yet; a missing one is watched through its nearest existing parent."""
-    out: list[str] = []
-    for p in (Path(run.transcript_path).parent if run.transcript_path else None, services.spool_dir(run)):
-        if p is None:
+    they exist yet; a missing one is watched through its nearest existing parent. (Plain
+    os.path: this runs on every wake.)"""
+    out: set[str] = set()
+    transcript_dir = (os.path.dirname(run.transcript_path) or ".") if run.transcript_path else None
+    for p in (transcript_dir, str(services.spool_dir(run))):
+        if not p:
             continue
-        while not p.exists() and p != p.parent:
-            p = p.parent
-        out.append(str(p))
-    return tuple(sorted(set(out)))
+        while not os.path.exists(p) and p != os.path.dirname(p):
+            p = os.path.dirname(p)
+        out.add(p)
+    return tuple(sorted(out))
 
 
 _watchers: dict[int, RunWatcher] = {}

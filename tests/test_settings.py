@@ -43,7 +43,7 @@ def test_it_defaults_to_sqlite_and_the_in_memory_layer_on_loopback(tmp_path):
     out = json.loads(proc.stdout.splitlines()[-1])
     assert out["db"] == "django.db.backends.sqlite3"
     assert out["name"] == str(tmp_path / "data" / "lab.sqlite3")
-    assert out["layer"] == "channels.layers.InMemoryChannelLayer"
+    assert out["layer"] == "lab.layers.InMemoryChannelLayer"
     assert out["origins"] == ["http://127.0.0.1:8000", "http://localhost:8000"]
     assert out["hosts"] == ["127.0.0.1", "localhost"]
 

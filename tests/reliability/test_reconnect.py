@@ -16,6 +16,7 @@ from channels.layers import channel_layers, get_channel_layer
 
 from providers.testing import fake_append
 from runs import services
+from runs.consumers import RunConsumer
 from tests.security.support import drain, frames_until, seqs, session_cookie, ws_open
 
 
@@ -74,7 +75,7 @@ async def test_a_drop_mid_stream_and_reconnect_has_no_gap_and_no_duplicate(run, 
 
 
 @pytest.mark.django_db(transaction=True)
-async def test_a_full_channel_layer_loses_notifications_not_messages(run, operator, tiny_layer):
+async def test_a_full_channel_layer_loses_notifications_not_messages(run, operator, tiny_layer, monkeypatch):
     cookie = await sync_to_async(session_cookie)(operator)
     layer = get_channel_layer()
     assert layer.capacity == 1
@@ -94,11 +95,22 @@ async def test_a_full_channel_layer_loses_notifications_not_messages(run, operat
     ws = await ws_open(f"/ws/runs/{run.pk}/", cookie)
     await ws.send_json_to({"type": "hello", "epoch": "", "seq": -1})
     await drain(ws)
+    # The socket is busy with its first notification until the writer is done, so the next ones
+    # find its one-slot channel full and are dropped (a fast consumer otherwise keeps up).
+    gate = asyncio.Event()
+    real_update = RunConsumer.run_update
+
+    async def busy_update(self, event):
+        await gate.wait()
+        await real_update(self, event)
+
+    monkeypatch.setattr(RunConsumer, "run_update", busy_update)
     writer = Writer(run.transcript_path, total, per_s=500)
     writer.start()
     frames: list[str] = []
     while writer.is_alive():
         frames += await drain(ws, 0.05)
+    gate.set()
     frames += await drain(ws, 0.5)
     got = seqs(frames)
     assert len(got) == len(set(got)) and got == sorted(got)  # never a duplicate or a reorder
