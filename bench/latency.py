@@ -16,6 +16,8 @@ import contextlib
 import json
 import os
 import re
+import resource
+import shlex
 import subprocess
 import sys
 import time
@@ -43,12 +45,18 @@ SEQ_RE = re.compile(rb'<li id="msg-\w+-(\d+)"')
 POLL_MS = 500
 
 
-def cpu_seconds(pid: int) -> float:
+def cpu_split(pid: int) -> tuple[float, float]:
+    """(user, system) CPU seconds of a process so far."""
     try:
         fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     except OSError:
-        return 0.0
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        return 0.0, 0.0
+    tick = os.sysconf("SC_CLK_TCK")
+    return int(fields[11]) / tick, int(fields[12]) / tick
+
+
+def cpu_seconds(pid: int) -> float:
+    return sum(cpu_split(pid))
 
 
 # -- the writer and the baseline poller: separate processes ----------------------------------
@@ -135,6 +143,7 @@ async def measure(
     expected = {(r, k) for r in range(len(runs)) for k in range(appends)}
     counts: Counter[tuple[int, int]] = Counter()
     latencies: list[float] = []
+    by_append: list[tuple[int, int, float]] = []  # (append number, run, latency ms)
     seqs: list[Counter[int]] = [Counter() for _ in runs]
     panels = [0] * len(runs)
     done = asyncio.Event()
@@ -154,6 +163,7 @@ async def measure(
                 counts[key] += 1
                 if counts[key] == 1:
                     latencies.append((now - int(hit.group(3))) / 1e6)
+                    by_append.append((key[1], key[0], latencies[-1]))
             if expected.issubset(counts.keys()):
                 done.set()
 
@@ -161,6 +171,8 @@ async def measure(
     paths = [str(p) for _, p in runs]
     duration = appends * interval_s
     cpu0 = cpu_seconds(server_pid) if server_pid else 0.0
+    sys0 = cpu_split(server_pid)[1] if server_pid else 0.0
+    own0, kids0 = time.process_time(), resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.monotonic()
     poller = _spawn("poller", {"paths": paths, "duration_s": duration + 1.5}) if baseline else None
     if poller:  # ready (imports done) before the first append, or its first latencies lie
@@ -171,15 +183,19 @@ async def measure(
     with contextlib.suppress(TimeoutError):
         await asyncio.wait_for(done.wait(), grace_s)
     cpu = (cpu_seconds(server_pid) - cpu0) if server_pid else 0.0
+    sys_cpu = (cpu_split(server_pid)[1] - sys0) if server_pid else 0.0
     wall = time.monotonic() - t0
     for t in tasks:
         t.cancel()
     for ws in sockets:
         await ws.close()
+    own = time.process_time() - own0
     base: dict = {}
     if poller:
         out, _ = await asyncio.get_running_loop().run_in_executor(None, poller.communicate)
         base = json.loads(out)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)  # the writer and the poller, reaped
+    kids_cpu = kids.ru_utime + kids.ru_stime - kids0.ru_utime - kids0.ru_stime
     dup_seq = sum(1 for c in seqs for v in c.values() if v > 1)
     gaps = 0
     for c in seqs:
@@ -202,7 +218,17 @@ async def measure(
         "p99": pct(latencies, 99),
         "max": max(latencies) if latencies else float("nan"),
         "server_cpu_pct": round(100 * cpu / wall, 1) if server_pid else None,
+        "server_sys_pct": round(100 * sys_cpu / wall, 1) if server_pid else None,
+        "server_cpu_ms_per_append": round(1000 * cpu / len(expected), 2) if server_pid else None,
+        "wall_s": round(wall, 2),
+        # The rest of the 2-core machine's load from this benchmark: the websocket client
+        # (this process) and the writer + poller processes.
+        "client_cpu_pct": round(100 * own / wall, 1),
+        "writer_poller_cpu_pct": round(100 * kids_cpu / wall, 1),
+        "load_avg_during": os.getloadavg()[0],
     }
+    if os.environ.get("BENCH_DUMP"):  # every latency, for a look at how it evolves in the run
+        Path(os.environ["BENCH_DUMP"]).write_text(json.dumps(sorted(by_append)))
     if base:
         bl = base["latencies_ms"]
         result.update(
@@ -212,7 +238,36 @@ async def measure(
     return result
 
 
-def scenario(runs: int, appends: int, interval_s: float, label: str, patch: str = "") -> dict:
+def baseline_alone(paths: list[Path], *, appends: int, interval_s: float) -> dict:
+    """The naive poller alone (lab stopped) on fresh copies of the runs' starting transcripts,
+    with the same writer: its figures without lab competing for the 2 cores, and lab's without
+    it (run concurrently, the poller's whole-file re-parse every 500 ms — tens of ms of CPU
+    per burst at 50 runs, growing with the files — stalled lab's frames behind it)."""
+    fresh = []
+    for p in paths:
+        q = p.with_name(f"baseline-{p.name}")
+        q.write_bytes(p.read_bytes().split(b"\n", 1)[0] + b"\n")
+        fresh.append(str(q))
+    kids0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    poller = _spawn("poller", {"paths": fresh, "duration_s": appends * interval_s + 1.5})
+    assert poller.stdout is not None
+    poller.stdout.readline()  # ready (imports done) before the first append
+    writer = _spawn("writer", {"paths": fresh, "interval_s": interval_s, "appends": appends})
+    writer.wait()
+    out, _ = poller.communicate()
+    base = json.loads(out)
+    bl = base["latencies_ms"]
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return {
+        "base_p50": pct(bl, 50), "base_p95": pct(bl, 95), "base_p99": pct(bl, 99),
+        "base_seen": base["seen"], "base_parse_ms_p50": pct(base["parse_ms"], 50),
+        "base_cpu_s": round(kids.ru_utime + kids.ru_stime - kids0.ru_utime - kids0.ru_stime, 2),
+    }  # fmt: skip
+
+
+def scenario(
+    runs: int, appends: int, interval_s: float, label: str, patch: str = "", baseline: str = "sequential"
+) -> dict:
     with tmpdir("lab-bench-lat-") as tmp:
         env = lab_env(tmp, BENCH_PATCH=patch)
         django_setup()
@@ -226,12 +281,13 @@ def scenario(runs: int, appends: int, interval_s: float, label: str, patch: str 
             spy = subprocess.Popen(
                 [str(Path(PY).with_name("py-spy")), "record", "-p", str(server.proc.pid), "-r", os.environ.get("BENCH_PROFILE_RATE", "250"),
                  "-f", "raw", "-o", f"{os.environ['BENCH_PROFILE']}-{runs}.txt", *(
-                     ["--idle"] if os.environ.get("BENCH_PROFILE_IDLE") else [])],
+                     ["--idle"] if os.environ.get("BENCH_PROFILE_IDLE") else []),
+                 *shlex.split(os.environ.get("BENCH_PROFILE_ARGS", "--nonblocking --gil"))],
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             )  # fmt: skip
         try:
             res = asyncio.run(
-                measure(server.port, cookie, made, appends=appends, interval_s=interval_s,
+                measure(server.port, cookie, made, appends=appends, interval_s=interval_s, baseline=baseline == "concurrent",
                         server_pid=server.proc.pid if server.proc else None)
             )  # fmt: skip
         finally:
@@ -240,6 +296,9 @@ def scenario(runs: int, appends: int, interval_s: float, label: str, patch: str 
                 spy.wait(30)
             server.stop()
             kill_tmux_server(env["LAB_TMUX_SOCKET"])
+        if baseline == "sequential":
+            res.update(baseline_alone([p for _, p in made], appends=appends, interval_s=interval_s))
+        res["baseline_mode"] = baseline
         res["label"] = label
         return res
 
@@ -254,8 +313,13 @@ def main() -> None:
     ap.add_argument("--appends", type=int, default=500)
     ap.add_argument("--rate", type=float, default=20.0, help="appends per second per run")
     ap.add_argument("--patch", default="", help="bench.worker patches (the proposed fixes)")
+    ap.add_argument(
+        "--baseline", choices=("sequential", "concurrent", "none"), default="sequential",
+        help="the naive poller: right after lab, alone, on fresh files with the same writer "
+        "(default); at the same time as lab, on the same appends; or not at all",
+    )  # fmt: skip
     args = ap.parse_args()
-    res = scenario(args.runs, args.appends, 1 / args.rate, f"latency-{args.runs}", args.patch)
+    res = scenario(args.runs, args.appends, 1 / args.rate, f"latency-{args.runs}", args.patch, args.baseline)
     res["patch"] = args.patch
     res["load_avg"] = os.getloadavg()[0]
     emit(res)
