@@ -7,7 +7,7 @@ from django.template.loader import render_to_string
 from providers.schema import Message
 from runs.models import Run
 from runs.rendering import message_html
-from runs.transcripts import PAGE, TAIL, indexed, transcript_index, transcript_tail
+from runs.transcripts import PAGE, TAIL, Tail, indexed, transcript_index, transcript_tail
 
 # More missed messages than this and the page is re-rendered from its last page instead.
 MAX_REPLAY = TAIL
@@ -30,17 +30,23 @@ def catch_up_html(run: Run, epoch: str, seq: int) -> tuple[str, str, int]:
     last = tail.next_seq - 1
     if epoch == tail.epoch and seq >= last:
         return "", tail.epoch, seq
-    if epoch == tail.epoch and last - seq <= MAX_REPLAY:
-        # The tail read already located and advanced the index: read the gap from it as is.
-        missed = transcript_index(run, tail.path).messages_between(seq + 1, tail.next_seq)
+    index = transcript_index(run, tail.path)
+    # The tail read already located and advanced the index: read the gap from it as is — unless
+    # a background full index replaced it in between (another numbering: re-render).
+    if epoch == tail.epoch and last - seq <= MAX_REPLAY and index.epoch == tail.epoch:
+        missed = index.messages_between(seq + 1, tail.next_seq)
         if missed:
             last = missed[-1].seq
         html = append_html([message_html(m, tail.epoch) for m in missed])
         return html + cursor_html(tail.epoch, last), tail.epoch, last
-    return (
-        transcript_html(run, tail.epoch, tail.messages, tail.has_earlier) + cursor_html(tail.epoch, last),
-        tail.epoch,
-        last,
+    return rerender_html(run, tail), tail.epoch, last
+
+
+def rerender_html(run: Run, tail: Tail) -> str:
+    """The whole transcript element and the cursor, as OOB fragments: for a page showing
+    another numbering of the run's transcript."""
+    return transcript_html(run, tail.epoch, tail.messages, tail.has_earlier) + cursor_html(
+        tail.epoch, tail.next_seq - 1
     )
 
 

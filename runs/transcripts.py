@@ -3,16 +3,25 @@
 lab stores no messages; this keeps only cursors. Every CHECKPOINT messages the index keeps the
 cursor that reached them, so a page anywhere in a 100,000-message transcript is read from the
 nearest checkpoint instead of from byte 0, and the newest messages are kept in a bounded tail.
-The first read of a file parses it once; after that only appended bytes are parsed.
+After the first read only appended bytes are parsed.
+
+The first read of a big file (over COLD_TAIL_BYTES) does not parse it all before answering: the
+index starts at a line boundary COLD_TAIL_BYTES before the end, numbering from there in an epoch
+of its own (the epoch names the offset, so no page mixes its seqs with another numbering), and
+a background thread parses the whole file into a full index that then replaces it. The pages
+and sockets showing the provisional epoch are re-rendered in the full one, as after a clear.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import stat
 import threading
 from collections import OrderedDict, deque
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
 from providers.base import AgentProvider
@@ -25,6 +34,11 @@ CHECKPOINT = 256
 TAIL = 200
 PAGE = 60
 MAX_INDEXES = 128
+# A first read of a file bigger than twice this opens on its last COLD_TAIL_BYTES (about 30 ms of
+# parsing at the synthetic benchmark's density) while the whole file is indexed in the background.
+COLD_TAIL_BYTES = 1024 * 1024
+# A page that must wait for that background index waits at most this long.
+FULL_INDEX_WAIT_S = 120.0
 
 
 def epoch_of(path: str) -> str:
@@ -40,18 +54,22 @@ class Tail:
     state: RunState
     dialog: Dialog | None
     next_seq: int
+    head_unread: bool = False  # a provisional index: the file has messages before seq 0
 
     @property
     def has_earlier(self) -> bool:
-        return bool(self.messages) and self.messages[0].seq > 0
+        return bool(self.messages) and (self.messages[0].seq > 0 or self.head_unread)
 
 
 class TranscriptIndex:
-    def __init__(self, provider: AgentProvider, path: str) -> None:
+    def __init__(self, provider: AgentProvider, path: str, start: Cursor | None = None) -> None:
         self.provider = provider
         self.path = path
         self.lock = threading.Lock()
-        self.cursor = Cursor(path=path)
+        # `start`: a cursor at a line boundary inside the file, seq 0 there (a provisional index
+        # of the file's end); its offset is part of the epoch.
+        self.cursor = start or Cursor(path=path)
+        self.origin = self.cursor.offset
         self.checkpoints: list[Cursor] = [self.cursor]
         self.tail: deque[Message] = deque(maxlen=TAIL)
         self.state = RunState.IDLE
@@ -62,7 +80,15 @@ class TranscriptIndex:
     @property
     def epoch(self) -> str:
         base = epoch_of(self.path)
+        if self.origin:
+            base = f"{base}t{self.origin:x}"
         return f"{base}g{self.generation}" if self.generation else base
+
+    @property
+    def head_unread(self) -> bool:
+        """Provisional: what comes before the first checkpoint was never read (a reset reads
+        the replacing file from byte 0, so it clears this)."""
+        return self.checkpoints[0].offset > 0
 
     def advance(self) -> bool:
         """Parse what was appended since the last call (only that). True when the file was
@@ -162,7 +188,7 @@ class TranscriptIndex:
         with self.lock:
             if self.tail and self.tail[0].seq <= start_seq:
                 return [m for m in self.tail if start_seq <= m.seq < stop_seq]
-            cursor = Cursor(path=self.path)
+            cursor = self.checkpoints[0]
             for cp in self.checkpoints:
                 if cp.next_seq <= start_seq:
                     cursor = cp
@@ -188,12 +214,82 @@ def transcript_index(run: Run, path: str | None = None) -> TranscriptIndex:
     path = path or current_path(run)
     with _indexes_guard:
         index = _indexes.get(path)
-        if index is None or index.provider is not provider:  # a settings override swaps providers
-            index = _indexes[path] = TranscriptIndex(provider, path)
+        if index is not None and index.provider is provider:  # a settings override swaps providers
+            _indexes.move_to_end(path)
+            return index
+    start = _cold_start(path)
+    with _indexes_guard:
+        index = _indexes.get(path)
+        if index is None or index.provider is not provider:
+            index = _indexes[path] = TranscriptIndex(provider, path, start)
+            if start is not None:
+                _full[path] = _background.submit(_index_fully, provider, path, index)
         _indexes.move_to_end(path)
         while len(_indexes) > MAX_INDEXES:
             _indexes.popitem(last=False)
     return index
+
+
+def _cold_start(path: str) -> Cursor | None:
+    """Where a first read of a big file starts: the first line boundary COLD_TAIL_BYTES before
+    its end. None for a smaller file (read whole), or one that cannot be looked at here (the
+    reader reports it)."""
+    try:
+        # Non-blocking: opening a FIFO planted where the transcript should be must not hang.
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size <= 2 * COLD_TAIL_BYTES:
+            return None
+        at = st.st_size - COLD_TAIL_BYTES
+        while at < st.st_size:
+            chunk = os.pread(fd, 64 * 1024, at)
+            if not chunk:
+                return None
+            nl = chunk.find(b"\n")
+            if nl >= 0:
+                return Cursor(path=path, offset=at + nl + 1, inode=st.st_ino, next_seq=0)
+            at += len(chunk)
+        return None  # one line fills the window: read the file whole
+    finally:
+        os.close(fd)
+
+
+# One thread parses big files whole in the background, one at a time.
+_background = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lab-index")
+_full: dict[str, Future[None]] = {}
+
+
+def _index_fully(provider: AgentProvider, path: str, provisional: TranscriptIndex) -> None:
+    """Parse the whole file into a full index and put it in the provisional one's place (unless
+    something else replaced or dropped that meanwhile), then tell whoever listens."""
+    try:
+        full = TranscriptIndex(provider, path)
+        full.advance()
+        with _indexes_guard:
+            if _indexes.get(path) is not provisional:
+                return
+            _indexes[path] = full
+        for listener in list(on_full_index):
+            listener(path)
+    finally:
+        with _indexes_guard:
+            _full.pop(path, None)
+
+
+# Called (from the background thread) with a path whose full index replaced a provisional one.
+on_full_index: list[Callable[[str], None]] = []
+
+
+def wait_full_index(path: str, timeout: float = FULL_INDEX_WAIT_S) -> None:
+    """Block until the background index of `path`, if one is being built, is in place."""
+    with _indexes_guard:
+        pending = _full.get(path)
+    if pending is not None:
+        with contextlib.suppress(TimeoutError):
+            pending.result(timeout)
 
 
 def indexed(path: str) -> TranscriptIndex | None:
@@ -228,9 +324,32 @@ def transcript_tail(run: Run, limit: int = PAGE) -> Tail:
         state=index.state,
         dialog=index.dialog,
         next_seq=index.cursor.next_seq,
+        head_unread=index.head_unread,
     )
 
 
-def transcript_page(run: Run, *, before_seq: int, limit: int = PAGE) -> list[Message]:
-    index = transcript_index(run)
-    return index.messages_between(max(0, before_seq - limit), before_seq)
+@dataclass(frozen=True)
+class Page:
+    epoch: str
+    messages: list[Message]
+    has_earlier: bool
+
+
+def transcript_page(run: Run, *, before_seq: int, limit: int = PAGE, epoch: str | None = None) -> Page | None:
+    """The `limit` messages before `before_seq`, in the numbering of `epoch` (when given). None
+    when that is not the current numbering any more, so the asking page must be re-rendered:
+    the file was cleared, truncated or replaced, or a provisional index of a big file was
+    replaced by its full one — which a page asking for what lies before the provisional start
+    waits for here."""
+    path = current_path(run)
+    index = transcript_index(run, path)
+    if epoch is not None and index.epoch != epoch:
+        return None
+    if index.head_unread and before_seq <= 0:
+        wait_full_index(path)
+        return None
+    messages = index.messages_between(max(0, before_seq - limit), before_seq)
+    if epoch is not None and index.epoch != epoch:  # reset while reading
+        return None
+    has_earlier = bool(messages) and (messages[0].seq > 0 or index.head_unread)
+    return Page(epoch=index.epoch, messages=messages, has_earlier=has_earlier)

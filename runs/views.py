@@ -28,6 +28,7 @@ from providers.registry import get_provider
 from providers.schema import Answer, Dialog, RunState
 from runs import commands, services, worktrees
 from runs.forms import NewRunForm, ReplyForm
+from runs.live import rerender_html
 from runs.models import Run
 from runs.transcripts import PAGE, transcript_page, transcript_tail
 from runs.watcher import poke
@@ -147,16 +148,19 @@ def run_messages(request: HttpRequest, run_id: int) -> HttpResponse:
         before = int(request.GET["before"])
     except (KeyError, ValueError):
         return HttpResponse("before=<seq> is required", status=400)
-    page = transcript_page(run, before_seq=before, limit=PAGE)
-    tail = transcript_tail(run, limit=1)
+    page = transcript_page(run, before_seq=before, limit=PAGE, epoch=request.GET.get("epoch"))
+    if page is None:
+        # The page shows another numbering of this transcript (cleared, truncated, or the
+        # provisional index of a big file replaced by the full one): re-render it whole.
+        return HttpResponse(rerender_html(run, transcript_tail(run)))
     return render(
         request,
         "runs/detail.html#earlier",
         {
             "run": run,
-            "transcript_messages": page,
-            "epoch": tail.epoch,
-            "has_earlier": bool(page) and page[0].seq > 0,
+            "transcript_messages": page.messages,
+            "epoch": page.epoch,
+            "has_earlier": page.has_earlier,
         },
     )
 

@@ -30,7 +30,7 @@ from runs.inotify import hub
 from runs.leases import WatchLease
 from runs.models import Run
 from runs.rendering import message_html
-from runs.transcripts import PAGE, indexed, transcript_index
+from runs.transcripts import PAGE, indexed, on_full_index, transcript_index
 
 log = logging.getLogger(__name__)
 
@@ -76,6 +76,7 @@ class RunWatcher:
     has_pidfd: bool = False
     stale: bool = False  # re-read the Run row on the next wake
     panel_key: tuple[object, ...] = ()
+    path: str = ""  # the transcript the last step read
 
     async def main(self) -> None:
         lease = WatchLease(self.run_id)
@@ -298,11 +299,12 @@ class RunWatcher:
         if snap.state != self.state:
             badge = render_to_string("runs/list.html#badge", {"run": run, "state": snap.state, "oob": True})
             await layer.group_send("runs", {"type": "lab.html", "html": badge})
-        self.epoch, self.next_seq, self.panel, self.state = (
+        self.epoch, self.next_seq, self.panel, self.state, self.path = (
             snap.epoch,
             snap.next_seq,
             snap.panel_html,
             snap.state,
+            snap.path,
         )
 
 
@@ -342,3 +344,14 @@ def poke(run_id: int) -> None:
     if watcher is not None and _loop is not None:
         watcher.stale = True
         _loop.call_soon_threadsafe(watcher.wake.set)
+
+
+def _full_index_ready(path: str) -> None:
+    """A big transcript's full index replaced its provisional one (runs/transcripts.py): the
+    watchers reading it publish the new numbering now, so their pages re-render in it."""
+    for watcher in list(_watchers.values()):
+        if watcher.path == path:
+            poke(watcher.run_id)
+
+
+on_full_index.append(_full_index_ready)
