@@ -52,14 +52,19 @@ check:
 	  $(PY) manage.py check --deploy --fail-level WARNING
 
 # The whole suite on a real PostgreSQL server (started here unless DATABASE_URL is set), then
-# the SQLite default for the database-facing tests.
+# the SQLite default for the database-facing tests. The first pass refuses to run on anything
+# but PostgreSQL: a server that failed to start once let it run on SQLite, where the two-worker
+# scale-out test skipped and nobody noticed (LAB_TEST_REQUIRE_POSTGRES makes it fail instead).
 pytest:
 	@set -e; \
 	if [ -z "$$DATABASE_URL" ]; then \
-	  eval "$$(scripts/test-postgres start $(PGDIR))"; trap 'scripts/test-postgres stop $(PGDIR)' EXIT; \
+	  trap 'scripts/test-postgres stop $(PGDIR)' EXIT; \
+	  url="$$(scripts/test-postgres start $(PGDIR))"; eval "$$url"; \
 	fi; \
-	echo "== pytest on PostgreSQL"; \
-	$(PY) -m pytest -q $(PYTEST_ARGS); \
+	case "$$DATABASE_URL" in postgres://*|postgresql://*) ;; \
+	  *) echo "the PostgreSQL pass needs a postgres:// DATABASE_URL, got '$$DATABASE_URL'" >&2; exit 1;; esac; \
+	echo "== pytest on PostgreSQL ($$DATABASE_URL)"; \
+	LAB_TEST_REQUIRE_POSTGRES=1 $(PY) -m pytest -q $(PYTEST_ARGS); \
 	echo "== pytest on SQLite (the embedded default)"; \
 	env -u DATABASE_URL $(PY) -m pytest -q -m "not live and not browser" tests runs accounts
 
