@@ -64,10 +64,12 @@ def main() -> None:
         many_args = ["--runs", "50", "--appends", "12" if q else "40", "--rate", "10"]
         many = run("bench.latency", *many_args)[0]
         together = run("bench.latency", *many_args, "--baseline", "concurrent")[0]
+        busy = run("bench.latency", *many_args, "--burn", "1")[0]
         for res, target, label in (
             (one, 50, "1 live run, 20 appends/s"),
             (many, 150, "50 live runs × 10 lines/s"),
             (together, 150, "50 live runs × 10 lines/s, the poller running at the same time"),
+            (busy, 150, "50 live runs × 10 lines/s, a CPU-bound process taking one of the 2 cores"),
         ):
             when = "at the same time" if res["baseline_mode"] == "concurrent" else "alone, right after"
             rows.append((

@@ -266,8 +266,26 @@ def baseline_alone(paths: list[Path], *, appends: int, interval_s: float) -> dic
 
 
 def scenario(
-    runs: int, appends: int, interval_s: float, label: str, patch: str = "", baseline: str = "sequential"
+    runs: int,
+    appends: int,
+    interval_s: float,
+    label: str,
+    patch: str = "",
+    baseline: str = "sequential",
+    burn: int = 0,
 ) -> dict:
+    # `burn` CPU-bound processes for the whole scenario (lab's phase and the baseline's): a busy
+    # machine, reproducibly (on 2 cores, one of them leaves lab and the bench one core).
+    burners = [subprocess.Popen([PY, "-c", "while True: pass"]) for _ in range(burn)]
+    try:
+        return _scenario(runs, appends, interval_s, label, patch, baseline) | {"burn": burn}
+    finally:
+        for b in burners:
+            b.kill()
+            b.wait()
+
+
+def _scenario(runs: int, appends: int, interval_s: float, label: str, patch: str, baseline: str) -> dict:
     with tmpdir("lab-bench-lat-") as tmp:
         env = lab_env(tmp, BENCH_PATCH=patch)
         django_setup()
@@ -318,8 +336,11 @@ def main() -> None:
         help="the naive poller: right after lab, alone, on fresh files with the same writer "
         "(default); at the same time as lab, on the same appends; or not at all",
     )  # fmt: skip
+    ap.add_argument("--burn", type=int, default=0, help="CPU-bound processes running alongside")
     args = ap.parse_args()
-    res = scenario(args.runs, args.appends, 1 / args.rate, f"latency-{args.runs}", args.patch, args.baseline)
+    res = scenario(
+        args.runs, args.appends, 1 / args.rate, f"latency-{args.runs}", args.patch, args.baseline, args.burn
+    )
     res["patch"] = args.patch
     res["load_avg"] = os.getloadavg()[0]
     emit(res)
