@@ -242,7 +242,7 @@ class RunWatcher:
             # Rendered here, once for every socket: each socket's catch-up then finds them
             # cached (runs/live.catch_up_from_memory).
             after = self.next_seq - 1 if epoch == self.epoch else -1
-            for message in index.recent(after, PAGE):
+            for message in index.recent(after, PAGE, blocking=not inline):
                 message_html(message, epoch)
             state = services.run_state(run, index.state, index.dialog)
             if state == RunState.QUESTION:

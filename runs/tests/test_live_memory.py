@@ -115,6 +115,8 @@ def test_the_inline_read_takes_small_appends_only(run):
     assert index.tail[-1].text == "x" * 5000
     with index.lock:
         assert not index.advance_small(64 * 1024)
+        assert index.recent(-1, 10, blocking=False) == []  # the loop never waits for the lock
+    assert [m.text for m in index.recent(0, 10, blocking=False)] == ["one", "x" * 5000]
 
 
 @pytest.mark.django_db
