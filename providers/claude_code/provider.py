@@ -305,7 +305,7 @@ class ClaudeCodeProvider(AgentProvider):
             return SpoolView()
         # The stat + listdir outside the guard: a thread holding the provider-wide lock across
         # syscalls made every other run's watcher queue behind it (and behind the GIL it must
-        # take back), which was the 50-run latency benchmark's convoy.
+        # take back); py-spy showed watcher threads waiting here at 50 busy runs.
         signature = spool_signature(run.spool_dir)
         with self._guard:
             key: Hashable = (signature, self._resolved_gen)
