@@ -194,7 +194,7 @@ def _wait_http_200(url: str, proc: subprocess.Popen[bytes], log: Path, timeout: 
         time.sleep(0.1)  # back-off between connection attempts, not a wait for an outcome
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def scripted() -> Iterator[ScriptedModel]:
     model = ScriptedModel(Script()).start()
     try:
@@ -270,7 +270,7 @@ def _daphne(
             print(log.read_text(errors="replace"))
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def lab_server(tmp_path_factory: pytest.TempPathFactory, scripted: ScriptedModel) -> Iterator[LabServer]:
     root = tmp_path_factory.mktemp("browser")
     repo = _git_repo(root / "repo")
@@ -297,7 +297,10 @@ def lab_server(tmp_path_factory: pytest.TempPathFactory, scripted: ScriptedModel
         proxy.close()
 
 
-@pytest.fixture(scope="session")
+# Package scope, not session: while Playwright's sync API is started its event loop is the
+# thread's running loop, so every async test collected after the browser tests (runs/, …)
+# failed with "Runner.run() cannot be called from a running event loop".
+@pytest.fixture(scope="package")
 def browser() -> Iterator[Any]:
     with sync_playwright() as pw:
         # launch() gives every run a fresh temporary profile (its own --user-data-dir).
@@ -326,7 +329,7 @@ def log_in(page: Any, base_url: str) -> None:
     expect(page.get_by_role("heading", name="Runs")).to_be_visible(timeout=LIVE_TIMEOUT_MS)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def context(browser: Any, lab_server: LabServer) -> Iterator[Any]:
     """One logged-in browser context for the session."""
     ctx = browser.new_context(base_url=lab_server.url, viewport={"width": 1200, "height": 900})
@@ -390,7 +393,7 @@ def start_run(page: Any, repo: Path, branch: str, options: dict[str, str] | None
     return RunPage(url=page.url, name=branch.rsplit("/", 1)[-1], tmux_session=match.group(2))
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def chat_run(context: Any, lab_server: LabServer) -> RunPage:
     """The run most chat tests share (one real claude): created through the form."""
     p = context.new_page()
@@ -400,7 +403,7 @@ def chat_run(context: Any, lab_server: LabServer) -> RunPage:
         p.close()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def plan_run(context: Any, lab_server: LabServer) -> RunPage:
     """A run started in plan mode (the form's permission_mode option = "plan")."""
     p = context.new_page()
