@@ -19,6 +19,7 @@ from typing import Any
 
 from asgiref.sync import sync_to_async
 from channels.layers import get_channel_layer
+from django.db import connections
 from django.template.loader import render_to_string
 
 from providers.base import LiveSignals
@@ -190,7 +191,13 @@ class RunWatcher:
     def step(self, run: Run) -> Snapshot:
         """The synchronous part, in a thread: liveness, the new messages, the state, each
         rendered once, and what to watch next."""
-        snap = self._step(run, inline=False)
+        try:
+            snap = self._step(run, inline=False)
+        finally:
+            # These threads live as long as lab and Django's request cycle never closes their
+            # connections: the rare step that writes (a new transcript path, an ended run)
+            # closes its own, so no idle thread holds a database session.
+            connections.close_all()
         assert snap is not None
         return snap
 
