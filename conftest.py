@@ -65,3 +65,13 @@ def fake_provider(settings, tmp_path, monkeypatch):
 
     Tmux(settings.LAB_TMUX_SOCKET).kill_server()
     registry._load.cache_clear()
+
+
+@pytest.fixture
+def fresh_indexes():
+    """This process's transcript indexes, empty before and after the test (they outlive tests)."""
+    from runs.transcripts import _indexes
+
+    _indexes.clear()
+    yield _indexes
+    _indexes.clear()

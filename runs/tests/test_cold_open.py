@@ -13,7 +13,6 @@ from providers.testing import fake_append
 from runs import services, transcripts
 from runs.live import catch_up_html
 from runs.transcripts import (
-    _indexes,
     indexed,
     transcript_index,
     transcript_page,
@@ -25,11 +24,8 @@ WINDOW = 4096
 
 
 @pytest.fixture(autouse=True)
-def _small_window(monkeypatch):
+def _small_window(monkeypatch, fresh_indexes):
     monkeypatch.setattr(transcripts, "COLD_TAIL_BYTES", WINDOW)
-    _indexes.clear()
-    yield
-    _indexes.clear()
 
 
 @pytest.fixture

@@ -14,14 +14,9 @@ from lab.layers import InMemoryChannelLayer
 from providers.testing import fake_append
 from runs import services
 from runs.live import MAX_FROM_MEMORY, catch_up_from_memory, catch_up_html
-from runs.transcripts import TAIL, _indexes, indexed, transcript_index
+from runs.transcripts import TAIL, indexed, transcript_index
 
-
-@pytest.fixture(autouse=True)
-def _fresh_indexes():
-    _indexes.clear()
-    yield
-    _indexes.clear()
+pytestmark = pytest.mark.usefixtures("fresh_indexes")
 
 
 @pytest.fixture

@@ -18,16 +18,11 @@ from asgiref.sync import sync_to_async
 from providers.claude_code.tests import entries as E
 from providers.testing import fake_append
 from runs import services
-from runs.transcripts import _indexes, wait_full_index
+from runs.transcripts import wait_full_index
 from tests.factories import RunFactory
 from tests.security.support import MSG_RE, drain, frames_until, seqs, session_cookie, ws_open
 
-
-@pytest.fixture(autouse=True)
-def _fresh_indexes():
-    _indexes.clear()
-    yield
-    _indexes.clear()
+pytestmark = pytest.mark.usefixtures("fresh_indexes")
 
 
 @pytest.fixture
