@@ -25,6 +25,7 @@ from providers.schema import Answer, Dialog, RunHandle, RunState, WorkspaceChoic
 from providers.tmux import Tmux
 from runs import worktrees
 from runs.models import Run
+from seeding.services import agent_guard_env, default_choices, worktree_seed
 
 RUN_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,47}$")
 
@@ -66,8 +67,6 @@ def run_start(
 ) -> Run:
     """Make (or reuse) the branch's worktree, seed it, and start the agent's TUI in it behind
     the commit guard. `choices` default to the operator's configured ones."""
-    from seeding.services import agent_guard_env, default_choices, worktree_seed
-
     provider = get_provider(provider_id)
     choices = choices or default_choices()
     repository = Path(repository).resolve()

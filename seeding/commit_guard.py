@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import secrets
 import shlex
 import subprocess
 import sys
@@ -89,7 +90,8 @@ def install_hooks(directory: Path, *, python: str = sys.executable) -> Path:
                 continue
         except FileNotFoundError:
             pass
-        tmp = path.with_name(f".{name}.{os.getpid()}.tmp")
+        # Unique per call: two runs starting at once in one process must not share a temp file.
+        tmp = path.with_name(f".{name}.{secrets.token_hex(6)}.tmp")
         tmp.write_text(text)
         tmp.chmod(0o755)
         tmp.replace(path)
