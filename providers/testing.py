@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+import time
 import uuid
 from collections.abc import Hashable, Mapping, Sequence
 from pathlib import Path
@@ -298,3 +299,16 @@ class FakeApiKeyProvider(FullFakeProvider):
 
     def logout(self) -> AuthStatus:
         return self.auth_status()
+
+
+def spawned_environ(pid: int, *, timeout: float = 10.0) -> dict[str, str]:
+    """The environment a pane's program was started with. Tmux.new_session runs it through
+    `env -i K=V … argv`; until `env` has exec'd the program its pid shows env's own
+    environment, so this waits for that exec (an observable event), then reads it."""
+    deadline = time.monotonic() + timeout
+    while os.path.realpath(f"/proc/{pid}/exe") == os.path.realpath("/usr/bin/env"):
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"pid {pid} never exec'd past env")
+        time.sleep(0.01)
+    raw = Path(f"/proc/{pid}/environ").read_bytes().decode(errors="surrogateescape")
+    return dict(item.split("=", 1) for item in raw.split("\0") if "=" in item)

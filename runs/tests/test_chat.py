@@ -13,7 +13,7 @@ from django.contrib.sessions.backends.db import SessionStore
 
 from lab.asgi import application
 from providers.schema import WorkspaceChoices
-from providers.testing import fake_append
+from providers.testing import fake_append, spawned_environ
 from providers.tmux import Tmux
 from runs import services
 from runs.models import Run
@@ -194,9 +194,7 @@ def test_the_new_run_form_offers_the_seeding_choices_with_the_configured_default
 def test_the_agent_runs_behind_the_commit_guard(run, settings):
     """The generic layer hands every spawn the guard's environment (seeding/commit_guard.py)."""
     pid = Tmux(run.tmux_socket).pane_pid(run.tmux_session)
-    env = dict(
-        item.split("=", 1) for item in Path(f"/proc/{pid}/environ").read_text().split("\0") if "=" in item
-    )
+    env = spawned_environ(pid)
     assert env["GIT_CONFIG_KEY_0"] == "core.hooksPath"
     assert env["GIT_CONFIG_VALUE_0"] == str(Path(settings.DATA_DIR) / "git-hooks")
     assert (Path(env["GIT_CONFIG_VALUE_0"]) / "pre-commit").exists()

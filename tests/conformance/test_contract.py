@@ -28,6 +28,7 @@ from providers.schema import (
     SeedMeta,
     TranscriptRead,
 )
+from providers.testing import spawned_environ
 from providers.tmux import Tmux
 from tests.conformance.conftest import PROBE_ENV
 
@@ -241,9 +242,8 @@ def _normalized(text: str) -> str:
 def test_spawn_adds_the_generic_layers_environment(live):
     """The commit guard reaches the agent only this way (RunHandle.env)."""
     pid = Tmux(live.handle.tmux_socket).pane_pid(live.handle.tmux_session)
-    environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
     name, value = PROBE_ENV
-    assert f"{name}={value}".encode() in environ
+    assert spawned_environ(pid).get(name) == value
 
 
 @pytest.mark.live
