@@ -150,8 +150,21 @@ class Tmux:
                 raise SessionGone(f"The tmux session {name} is gone.")
             raise TmuxError(proc.stderr.decode(errors="replace").strip())
 
-    def kill_session(self, name: str) -> None:
-        self._run("kill-session", "-t", self._session(name), check=False)
+    def kill_session(self, name: str, *, pane_pid: int | None = None) -> bool:
+        """Kill the session `name`; with `pane_pid`, only if its pane is still that process: a
+        session that has since taken the name (a restarted server reuses names) is someone
+        else's. Returns whether a session was killed."""
+        if pane_pid is None:
+            return self._run("kill-session", "-t", self._session(name), check=False).returncode == 0
+        # One query for the pid and the server-unique session id, then the kill by that id:
+        # no window in which a new session of the same name could be hit instead.
+        proc = self._run(
+            "display-message", "-p", "-t", self._pane(name), "#{pane_pid} #{session_id}", check=False
+        )
+        pid, _, session_id = proc.stdout.decode().strip().partition(" ")
+        if proc.returncode != 0 or pid != str(pane_pid) or not session_id.startswith("$"):
+            return False
+        return self._run("kill-session", "-t", session_id, check=False).returncode == 0
 
     def kill_server(self) -> None:
         """Kill lab's tmux server and wait (bounded) until it has really gone: a new session
