@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import threading
 import time
 import uuid
@@ -307,7 +308,13 @@ def spawned_environ(pid: int, *, timeout: float = 10.0) -> dict[str, str]:
     program its pid shows the launcher's own environment, so this waits for that exec (an
     observable event), then reads it."""
     deadline = time.monotonic() + timeout
-    while LAUNCHER.encode() in Path(f"/proc/{pid}/cmdline").read_bytes():
+    tmux = os.path.realpath(shutil.which("tmux") or "tmux")
+
+    def starting() -> bool:  # still tmux's fork, or the launcher before its exec
+        exe = os.path.realpath(f"/proc/{pid}/exe")
+        return exe == tmux or LAUNCHER.encode() in Path(f"/proc/{pid}/cmdline").read_bytes()
+
+    while starting():
         if time.monotonic() > deadline:
             raise TimeoutError(f"pid {pid} never exec'd past lab's launcher")
         time.sleep(0.01)

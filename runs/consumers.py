@@ -9,7 +9,7 @@ from channels.consumer import get_handler_name
 from channels.db import aclose_old_connections
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
-from runs.live import catch_up_from_memory, catch_up_html
+from runs.live import catch_up_frames, catch_up_from_memory
 from runs.models import Run
 from runs.watcher import ensure_watcher
 
@@ -140,12 +140,12 @@ class RunConsumer(LabConsumer):
 
     async def catch_up(self, epoch: str, seq: int) -> None:
         run = await Run.objects.aget(pk=self.run_id)
-        html, self.epoch, self.last_seq = await sync_to_async(catch_up_html, thread_sensitive=False)(
+        frames, self.epoch, self.last_seq = await sync_to_async(catch_up_frames, thread_sensitive=False)(
             run, epoch, seq
         )
         self.ready = True
-        if html:
-            await self.send(text_data=html)
+        for frame in frames:  # bounded frames (runs/live.FRAME_MAX_BYTES)
+            await self.send(text_data=frame)
 
     async def run_update(self, event: dict[str, Any]) -> None:
         """A notification, not the data: each socket pulls what *it* lacks from the
@@ -169,6 +169,6 @@ class RunConsumer(LabConsumer):
             await aclose_old_connections()  # what dispatch skipped for this event
             await self.catch_up(self.epoch, self.last_seq)
             return
-        html, self.last_seq = fast
-        if html:
-            await self.send(text_data=html)
+        frames, self.last_seq = fast
+        for frame in frames:
+            await self.send(text_data=frame)
