@@ -221,7 +221,7 @@ async def run_reply(request: HttpRequest, run_id: int) -> HttpResponse:
         return _composer(request, run, ReplyForm(), error=error, status=413)
     form = ReplyForm(request.POST)
     if not form.is_valid():
-        return _composer(request, run, form, error="Write something first.", status=422)
+        return _composer(request, run, form, error=form.error_text, status=422)
     text = form.cleaned_data["text"]
     if len(text.encode()) > settings.LAB_REPLY_MAX_BYTES:
         return _composer(
