@@ -13,7 +13,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from django.conf import settings
-from django.http import HttpRequest, HttpResponseBase
+from django.http import HttpRequest, HttpResponseForbidden
 from django.middleware.csrf import CsrfViewMiddleware as DjangoCsrfViewMiddleware
 
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS", "TRACE")
@@ -23,7 +23,7 @@ REASON_NO_ORIGIN = "Origin header missing, and no Referer from lab's own pages."
 class CsrfViewMiddleware(DjangoCsrfViewMiddleware):
     def process_view(
         self, request: HttpRequest, callback: Callable[..., Any], callback_args: Any, callback_kwargs: Any
-    ) -> HttpResponseBase | None:
+    ) -> HttpResponseForbidden | None:
         refused = super().process_view(request, callback, callback_args, callback_kwargs)
         if refused is not None or request.method in SAFE_METHODS:
             return refused
@@ -36,4 +36,5 @@ class CsrfViewMiddleware(DjangoCsrfViewMiddleware):
         # The same origins Django accepts in an Origin header: this host's, and lab's own.
         if origin in (f"{request.scheme}://{request.get_host()}", *settings.CSRF_TRUSTED_ORIGINS):
             return None
-        return self._reject(request, REASON_NO_ORIGIN)
+        # Django's own refusal: its failure view and its one log line (missing from the stubs).
+        return self._reject(request, REASON_NO_ORIGIN)  # type: ignore[attr-defined]
