@@ -309,16 +309,18 @@ def spawned_environ(pid: int, *, timeout: float = 10.0) -> dict[str, str]:
     observable event), then reads it."""
     deadline = time.monotonic() + timeout
     tmux = os.path.realpath(shutil.which("tmux") or "tmux")
-
-    def starting() -> bool:  # still tmux's fork, or the launcher before its exec
+    while True:
+        # Still tmux's fork, the launcher before its exec, or mid-exec (cmdline and environ
+        # read empty while the new image is set up): wait.
         exe = os.path.realpath(f"/proc/{pid}/exe")
-        return exe == tmux or LAUNCHER.encode() in Path(f"/proc/{pid}/cmdline").read_bytes()
-
-    while starting():
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+        if exe != tmux and cmdline and LAUNCHER.encode() not in cmdline:
+            raw = Path(f"/proc/{pid}/environ").read_bytes().decode(errors="surrogateescape")
+            if raw:
+                break
         if time.monotonic() > deadline:
             raise TimeoutError(f"pid {pid} never exec'd past lab's launcher")
         time.sleep(0.01)
-    raw = Path(f"/proc/{pid}/environ").read_bytes().decode(errors="surrogateescape")
     return dict(item.split("=", 1) for item in raw.split("\0") if "=" in item)
 
 
