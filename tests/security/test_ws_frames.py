@@ -59,3 +59,19 @@ async def test_a_well_formed_hello_still_catches_up(run, operator):
     frames = await drain(ws)
     assert any('id="cursor"' in f for f in frames), frames
     await ws.disconnect()
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("path", ["/ws/nope/", "/ws/runs/x/", "/", "/ws/runs/1/extra/"])
+async def test_a_socket_path_lab_does_not_serve_is_refused_with_4404_and_no_traceback(operator, caplog, path):
+    from channels.testing import WebsocketCommunicator
+
+    from lab.asgi import application
+    from tests.security.support import ws_headers
+
+    cookie = await sync_to_async(session_cookie)(operator)
+    with caplog.at_level(logging.INFO):
+        communicator = WebsocketCommunicator(application, path, headers=ws_headers(cookie))
+        connected, code = await communicator.connect()
+    assert (connected, code) == (False, 4404)
+    assert not [r for r in caplog.records if r.exc_info]
