@@ -67,12 +67,13 @@
   }
 
   document.addEventListener("htmx:sendError", function (evt) {
-    sendError(evt, "Not sent: lab could not be reached (the network is down, or lab is not running). Nothing was lost on this page; try again.");
+    // No answer is not "not sent": the request may have arrived before the connection failed.
+    sendError(evt, "No answer from lab: the network is down or lab is not running. If the request arrived, the page will show it; otherwise try again (nothing on this page was cleared).");
   });
   document.addEventListener("htmx:responseError", function (evt) {
     const xhr = evt.detail.xhr;
     const detail = firstLine(xhr.responseText);
-    sendError(evt, "Not sent: lab answered " + xhr.status + (xhr.statusText ? " " + xhr.statusText : "") + (detail ? ": " + detail : "."));
+    sendError(evt, "lab answered " + xhr.status + (xhr.statusText ? " " + xhr.statusText : "") + (detail ? ": " + detail : "."));
   });
   document.addEventListener("htmx:afterRequest", function (evt) {
     if (!evt.detail.successful) return;

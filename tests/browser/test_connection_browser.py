@@ -71,7 +71,7 @@ def test_a_failed_send_says_its_real_cause_and_keeps_the_text(
     box.press("Enter")
     banner = page.locator("#send-error")
     expect(banner).to_be_visible()
-    expect(banner).to_contain_text("lab could not be reached")
+    expect(banner).to_contain_text("No answer from lab: the network is down or lab is not running")
     expect(page.locator("#composer .error")).to_have_count(0)
     expect(box).to_have_value("CONN one")
     page.unroute("**/reply/")
