@@ -26,6 +26,14 @@ def authed_client(client, operator):
 
 
 @pytest.fixture(autouse=True)
+def _fresh_cache():
+    # The login throttle's counters live in the cache: one test's failures are not the next's.
+    from django.core.cache import cache
+
+    cache.clear()
+
+
+@pytest.fixture(autouse=True)
 def _fast_password_hashing(settings):
     # PBKDF2's production cost makes every login in a test take seconds on a 2-core machine.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

@@ -4,7 +4,7 @@ from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.contrib.auth.decorators import login_not_required
-from django.contrib.auth.forms import SetPasswordForm
+from django.contrib.auth.forms import AuthenticationForm, SetPasswordForm
 from django.contrib.auth.views import LoginView, redirect_to_login
 from django.http import HttpRequest, HttpResponse, HttpResponseForbidden
 from django.shortcuts import redirect, render
@@ -13,7 +13,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods
 
 from accounts.models import LoginLink
-from accounts.ratelimit import login_attempt_allowed
+from accounts.ratelimit import login_attempt_check, login_failed, login_succeeded
 
 
 class RateLimitedLoginView(LoginView):
@@ -21,11 +21,34 @@ class RateLimitedLoginView(LoginView):
     redirect_authenticated_user = True
 
     def post(self, request: HttpRequest, *args: object, **kwargs: object) -> HttpResponse:
-        if not login_attempt_allowed(request):
+        username = str(request.POST.get("username", ""))
+        self.verdict = login_attempt_check(request, username)
+        if not self.verdict.allowed:
             form = self.get_form()
-            form.add_error(None, "Too many login attempts. Wait a minute and try again.")
-            return self.render_to_response(self.get_context_data(form=form), status=429)
+            form.add_error(
+                None,
+                f"{self.verdict.reason} Try again in {_duration(self.verdict.retry_after)}. On the "
+                "machine lab runs on, `make login-link` prints a one-time link that logs you in now.",
+            )
+            response = self.render_to_response(self.get_context_data(form=form), status=429)
+            response["Retry-After"] = str(self.verdict.retry_after)
+            return response
         return super().post(request, *args, **kwargs)
+
+    def form_valid(self, form: AuthenticationForm) -> HttpResponse:
+        response = super().form_valid(form)
+        login_succeeded(self.request, response, form.get_user().get_username())
+        return response
+
+    def form_invalid(self, form: AuthenticationForm) -> HttpResponse:
+        login_failed(self.request, str(self.request.POST.get("username", "")), self.verdict)
+        return super().form_invalid(form)
+
+
+def _duration(seconds: int) -> str:
+    if seconds < 90:
+        return f"{seconds} second{'s' if seconds != 1 else ''}"
+    return f"{(seconds + 59) // 60} minutes"
 
 
 @login_not_required
@@ -49,7 +72,11 @@ def login_link(request: HttpRequest, token: str) -> HttpResponse:
     if link is None:
         return render(request, "accounts/login_link.html", {"invalid": True}, status=410)
     login(request, link.user, backend="django.contrib.auth.backends.ModelBackend")
-    return redirect("accounts:set_password")
+    response = redirect("accounts:set_password")
+    # The link is the way back in during a flood of wrong passwords: this browser is trusted
+    # from now on (accounts/ratelimit.py).
+    login_succeeded(request, response, link.user.get_username())
+    return response
 
 
 @never_cache

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import subprocess
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -53,7 +54,9 @@ def claude_home(tmp_path: Path, scripted_model: ScriptedModel) -> ClaudeHome:
     """A private HOME prepared for offline start + a fresh worktree (git repo, one commit)."""
     home = tmp_path / "home"
     wt = make_worktree(tmp_path / "wt")
-    env = prepare_home(home, wt, base_url=scripted_model.url)
+    # A key of its own: a test can look for exactly this value in every process on the machine.
+    key = f"sk-ant-test-{uuid.uuid4().hex}"
+    env = prepare_home(home, wt, api_key=key, base_url=scripted_model.url)
     return ClaudeHome(home, wt, env)
 
 

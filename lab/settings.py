@@ -164,7 +164,7 @@ MIDDLEWARE = [
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
-    "django.middleware.csrf.CsrfViewMiddleware",
+    "lab.csrf.CsrfViewMiddleware",  # Django's, plus a required Origin or Referer
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.auth.middleware.LoginRequiredMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
@@ -325,7 +325,8 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = max(LAB_REPLY_MAX_BYTES * 2, 2_621_440)
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "filters": {"client_errors_in_one_line": {"()": "lab.errors.ClientErrorsInOneLine"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "filters": ["client_errors_in_one_line"]}},
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
     "loggers": {"daphne": {"level": "WARNING"}},
 }

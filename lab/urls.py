@@ -12,3 +12,5 @@ urlpatterns = [
     path("providers/", include("auth_flows.urls")),
     path("", include("runs.urls")),
 ]
+
+handler400 = "lab.errors.bad_request"

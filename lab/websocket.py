@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from channels.generic.websocket import AsyncWebsocketConsumer
 from channels.security.websocket import WebsocketDenier
 from django.conf import settings
 from django.http.request import split_domain_port, validate_host
@@ -31,3 +32,11 @@ class ExactOriginValidator:
             denier = WebsocketDenier()
             return await denier(scope, receive, send)
         return await self.application(scope, receive, send)
+
+
+class NoSuchSocket(AsyncWebsocketConsumer):
+    """Any other websocket path: refused with 4404 (channels' router raised "No route found"
+    and daphne logged a traceback)."""
+
+    async def connect(self) -> None:
+        await self.close(code=4404)

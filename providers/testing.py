@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import threading
 import time
 import uuid
@@ -49,7 +50,7 @@ from providers.schema import (
     TranscriptRead,
     WorkspaceChoices,
 )
-from providers.tmux import Tmux
+from providers.tmux import LAUNCHER, Tmux
 
 FAKE_ROOT_ENV = "LAB_FAKE_PROVIDER_ROOT"
 
@@ -303,12 +304,36 @@ class FakeApiKeyProvider(FullFakeProvider):
 
 def spawned_environ(pid: int, *, timeout: float = 10.0) -> dict[str, str]:
     """The environment a pane's program was started with. Tmux.new_session runs it through
-    `env -i K=V … argv`; until `env` has exec'd the program its pid shows env's own
-    environment, so this waits for that exec (an observable event), then reads it."""
+    its launcher, which reads the environment from a file; until the launcher has exec'd the
+    program its pid shows the launcher's own environment, so this waits for that exec (an
+    observable event), then reads it."""
     deadline = time.monotonic() + timeout
-    while os.path.realpath(f"/proc/{pid}/exe") == os.path.realpath("/usr/bin/env"):
+    tmux = os.path.realpath(shutil.which("tmux") or "tmux")
+    while True:
+        # Still tmux's fork, the launcher before its exec, or mid-exec (cmdline and environ
+        # read empty while the new image is set up): wait.
+        exe = os.path.realpath(f"/proc/{pid}/exe")
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+        if exe != tmux and cmdline and LAUNCHER.encode() not in cmdline:
+            raw = Path(f"/proc/{pid}/environ").read_bytes().decode(errors="surrogateescape")
+            if raw:
+                break
         if time.monotonic() > deadline:
-            raise TimeoutError(f"pid {pid} never exec'd past env")
+            raise TimeoutError(f"pid {pid} never exec'd past lab's launcher")
         time.sleep(0.01)
-    raw = Path(f"/proc/{pid}/environ").read_bytes().decode(errors="surrogateescape")
     return dict(item.split("=", 1) for item in raw.split("\0") if "=" in item)
+
+
+def command_lines_containing(needle: str) -> list[str]:
+    """Every process on the machine whose command line holds `needle`."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            raw = (entry / "cmdline").read_bytes()
+        except OSError:  # exited meanwhile, or not ours to read
+            continue
+        if needle.encode() in raw:
+            found.append(f"{entry.name}: {raw.replace(b'\0', b' ').decode(errors='replace')}")
+    return found

@@ -8,17 +8,24 @@ live-test harness that watches its own probe.
 
 from __future__ import annotations
 
+import json
+import os
 import re
 import subprocess
+import sys
+import tempfile
 import time
 import uuid
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 
 from providers.errors import SessionGone, SpawnFailed
 
 NAME_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_-]{0,63}$")
 TMUX = "tmux"
 TIMEOUT = 10
+# The pane's first program: it reads the environment from a file (see launch.py).
+LAUNCHER = str(Path(__file__).with_name("launch.py"))
 
 
 class TmuxError(Exception):
@@ -61,13 +68,28 @@ class Tmux:
         cwd: str,
         argv: Sequence[str],
         env: Mapping[str, str],
+        env_dir: str | None = None,
         width: int = 200,
         height: int = 50,
     ) -> int:
-        """Start argv in a new detached session with exactly `env` (env -i: the tmux server's
-        own environment, inherited from lab, never leaks into the agent). Returns the pane pid."""
-        env_args = [f"{k}={v}" for k, v in env.items()]
-        command = ["/usr/bin/env", "-i", *env_args, *argv]
+        """Start argv in a new detached session with exactly `env`: the tmux server's own
+        environment, inherited from lab, never leaks into the agent. Returns the pane pid.
+
+        The environment travels in a 0600 file (in `env_dir`, a private directory, or the
+        system's temp dir) that the launcher reads and deletes before it execs argv: nothing
+        of it is on any command line, where every local user could read it."""
+        fd, env_file = tempfile.mkstemp(prefix=".lab-env-", dir=env_dir)
+        with os.fdopen(fd, "wb") as f:  # mkstemp: 0600, O_EXCL
+            f.write(json.dumps(dict(env)).encode())
+        command = [sys.executable, "-I", "-S", LAUNCHER, env_file, *argv]
+        try:
+            return self._new_session(name, cwd=cwd, command=command, width=width, height=height)
+        except BaseException:
+            # The launcher never ran (or never will): the file must not outlive the attempt.
+            Path(env_file).unlink(missing_ok=True)
+            raise
+
+    def _new_session(self, name: str, *, cwd: str, command: Sequence[str], width: int, height: int) -> int:
         args = (
             "new-session", "-d", "-P", "-F", "#{pane_pid}", "-s", check_name(name),
             "-x", str(width), "-y", str(height), "-c", cwd, "--", *command,
@@ -128,8 +150,21 @@ class Tmux:
                 raise SessionGone(f"The tmux session {name} is gone.")
             raise TmuxError(proc.stderr.decode(errors="replace").strip())
 
-    def kill_session(self, name: str) -> None:
-        self._run("kill-session", "-t", self._session(name), check=False)
+    def kill_session(self, name: str, *, pane_pid: int | None = None) -> bool:
+        """Kill the session `name`; with `pane_pid`, only if its pane is still that process: a
+        session that has since taken the name (a restarted server reuses names) is someone
+        else's. Returns whether a session was killed."""
+        if pane_pid is None:
+            return self._run("kill-session", "-t", self._session(name), check=False).returncode == 0
+        # One query for the pid and the server-unique session id, then the kill by that id:
+        # no window in which a new session of the same name could be hit instead.
+        proc = self._run(
+            "display-message", "-p", "-t", self._pane(name), "#{pane_pid} #{session_id}", check=False
+        )
+        pid, _, session_id = proc.stdout.decode().strip().partition(" ")
+        if proc.returncode != 0 or pid != str(pane_pid) or not session_id.startswith("$"):
+            return False
+        return self._run("kill-session", "-t", session_id, check=False).returncode == 0
 
     def kill_server(self) -> None:
         """Kill lab's tmux server and wait (bounded) until it has really gone: a new session

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import json
+import logging
 from typing import Any
 
 from asgiref.sync import sync_to_async
@@ -7,13 +9,18 @@ from channels.consumer import get_handler_name
 from channels.db import aclose_old_connections
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
-from runs.live import catch_up_from_memory, catch_up_html
+from runs.live import catch_up_frames, catch_up_from_memory
 from runs.models import Run
 from runs.watcher import ensure_watcher
 
 # Close codes in the 4000 range are the application's own (RFC 6455 §7.4.2).
 CLOSE_UNAUTHENTICATED = 4401
 CLOSE_NOT_FOUND = 4404
+# RFC 6455 §7.4.1: a frame type the endpoint does not accept, and data it cannot use.
+CLOSE_UNSUPPORTED_DATA = 1003
+CLOSE_INVALID_PAYLOAD = 1007
+
+logger = logging.getLogger(__name__)
 
 LAB_GROUP = "lab"  # every open lab page: provider.auth.changed and the like
 RUNS_GROUP = "runs"  # pages listing runs: every run's state badge
@@ -59,6 +66,28 @@ class LabConsumer(AsyncJsonWebsocketConsumer):
     async def lab_html(self, event: dict[str, Any]) -> None:
         await self.send(text_data=event["html"])
 
+    async def receive(
+        self, text_data: str | None = None, bytes_data: bytes | None = None, **kwargs: Any
+    ) -> None:
+        """Pages send small JSON text frames; anything else closes the socket with a code and
+        one log line (the JSON consumer's own decoding raised, and daphne logged a traceback)."""
+        if text_data is None:
+            await self.refuse(CLOSE_UNSUPPORTED_DATA, "a binary frame")
+            return
+        try:
+            content = json.loads(text_data)
+        except ValueError:
+            await self.refuse(CLOSE_INVALID_PAYLOAD, "a frame that is not JSON")
+            return
+        if not isinstance(content, dict):
+            await self.refuse(CLOSE_INVALID_PAYLOAD, "a frame that is not a JSON object")
+            return
+        await self.receive_json(content, **kwargs)
+
+    async def refuse(self, code: int, what: str) -> None:
+        logger.warning("websocket %s closed (%d): the page sent %s", self.scope.get("path", "?"), code, what)
+        await self.close(code=code)
+
 
 class RunConsumer(LabConsumer):
     """A run page's socket. The page says which (epoch, last seq) it has; the consumer replays
@@ -94,13 +123,14 @@ class RunConsumer(LabConsumer):
             watcher.wake.set()  # an ended run's watcher may stop now
 
     async def receive_json(self, content: Any, **kwargs: Any) -> None:
-        if not isinstance(content, dict) or content.get("type") != "hello":
+        if content.get("type") != "hello":
             return
-        try:
-            seq = int(content.get("seq", -1))
-        except (TypeError, ValueError):
-            seq = -1
-        await self.catch_up(str(content.get("epoch", "")), seq)
+        seq, epoch = content.get("seq", -1), content.get("epoch", "")
+        # What the page has: a whole number (not 1e309, not true) and a string.
+        if type(seq) is not int or not isinstance(epoch, str) or seq < -1:
+            await self.refuse(CLOSE_INVALID_PAYLOAD, "a hello without a whole-number seq and a string epoch")
+            return
+        await self.catch_up(epoch, seq)
         panel = self.watcher.panel or self.latest_panel
         if panel:
             # The state may have changed while the page was away: the watcher publishes only
@@ -110,12 +140,12 @@ class RunConsumer(LabConsumer):
 
     async def catch_up(self, epoch: str, seq: int) -> None:
         run = await Run.objects.aget(pk=self.run_id)
-        html, self.epoch, self.last_seq = await sync_to_async(catch_up_html, thread_sensitive=False)(
+        frames, self.epoch, self.last_seq = await sync_to_async(catch_up_frames, thread_sensitive=False)(
             run, epoch, seq
         )
         self.ready = True
-        if html:
-            await self.send(text_data=html)
+        for frame in frames:  # bounded frames (runs/live.FRAME_MAX_BYTES)
+            await self.send(text_data=frame)
 
     async def run_update(self, event: dict[str, Any]) -> None:
         """A notification, not the data: each socket pulls what *it* lacks from the
@@ -139,6 +169,6 @@ class RunConsumer(LabConsumer):
             await aclose_old_connections()  # what dispatch skipped for this event
             await self.catch_up(self.epoch, self.last_seq)
             return
-        html, self.last_seq = fast
-        if html:
-            await self.send(text_data=html)
+        frames, self.last_seq = fast
+        for frame in frames:
+            await self.send(text_data=frame)

@@ -102,4 +102,19 @@ class NewRunForm(forms.Form):
 
 
 class ReplyForm(forms.Form):
-    text = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), strip=False, max_length=None)
+    text = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 3}),
+        strip=False,
+        max_length=None,
+        # Each says what was wrong: a text of NUL characters is not an empty one.
+        error_messages={
+            "required": "Write something first.",
+            "null_characters_not_allowed": "That text contains a NUL character (U+0000), which cannot "
+            "be sent to a terminal. Remove it and send again.",
+        },
+    )
+
+    @property
+    def error_text(self) -> str:
+        """The first error, as the composer shows it."""
+        return next((str(e) for errors in self.errors.values() for e in errors), "")

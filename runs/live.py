@@ -14,6 +14,11 @@ MAX_REPLAY = TAIL
 # A gap this small is answered on the event loop from this process's index (the watcher has
 # just advanced it and rendered the new messages); a bigger one is read in a thread.
 MAX_FROM_MEMORY = 32
+# The most one websocket frame carries. daphne refuses to send (and receive) a message over
+# 1 MiB (websocket_max_message_size) and drops the socket; a page reconnecting asked for the
+# same gap again, forever. A gap goes out in frames of at most this many bytes, each with its
+# own cursor, and one message's HTML is capped well below it (runs/rendering.py).
+FRAME_MAX_BYTES = 512 * 1024
 
 
 def append_html(items: list[str]) -> str:
@@ -24,22 +29,66 @@ def cursor_html(epoch: str, seq: int) -> str:
     return f'<div id="cursor" hx-swap-oob="true" data-epoch="{epoch}" data-seq="{seq}"></div>'
 
 
-def catch_up_html(run: Run, epoch: str, seq: int) -> tuple[str, str, int]:
-    """(fragment, epoch, last seq) bringing a page at (epoch, seq) up to date."""
+def append_frames(messages: list[Message], epoch: str) -> list[str]:
+    """The messages as append fragments in frames of at most FRAME_MAX_BYTES, each ending with
+    the cursor of its last message: a page that got only the first frames asks for the rest."""
+    frames: list[str] = []
+    batch: list[str] = []
+    size = 0
+    for i, message in enumerate(messages):
+        html = message_html(message, epoch)
+        n = len(html.encode())
+        if batch and size + n > FRAME_MAX_BYTES - FRAME_OVERHEAD:
+            frames.append(append_html(batch) + cursor_html(epoch, messages[i - 1].seq))
+            batch, size = [], 0
+        batch.append(html)
+        size += n
+    if batch:
+        frames.append(append_html(batch) + cursor_html(epoch, messages[-1].seq))
+    return frames
+
+
+# The <ol> wrapper and the cursor around a frame's messages.
+FRAME_OVERHEAD = 256
+
+
+def catch_up_frames(run: Run, epoch: str, seq: int) -> tuple[list[str], str, int]:
+    """(frames, epoch, last seq) bringing a page at (epoch, seq) up to date."""
     tail = transcript_tail(run, limit=PAGE)
     last = tail.next_seq - 1
     if epoch == tail.epoch and seq >= last:
-        return "", tail.epoch, seq
+        return [], tail.epoch, seq
     index = transcript_index(run, tail.path)
     # The tail read already located and advanced the index: read the gap from it as is — unless
     # a background full index replaced it in between (another numbering: re-render).
     if epoch == tail.epoch and last - seq <= MAX_REPLAY and index.epoch == tail.epoch:
         missed = index.messages_between(seq + 1, tail.next_seq)
-        if missed:
-            last = missed[-1].seq
-        html = append_html([message_html(m, tail.epoch) for m in missed])
-        return html + cursor_html(tail.epoch, last), tail.epoch, last
-    return rerender_html(run, tail), tail.epoch, last
+        if not missed:
+            return [cursor_html(tail.epoch, last)], tail.epoch, last
+        return append_frames(missed, tail.epoch), tail.epoch, missed[-1].seq
+    return rerender_frames(run, tail), tail.epoch, last
+
+
+def catch_up_html(run: Run, epoch: str, seq: int) -> tuple[str, str, int]:
+    """catch_up_frames as one fragment (for an HTTP response, or a test comparing answers)."""
+    frames, epoch, last = catch_up_frames(run, epoch, seq)
+    return "".join(frames), epoch, last
+
+
+def rerender_frames(run: Run, tail: Tail) -> list[str]:
+    """rerender_html in bounded frames: the transcript element with as many of the first
+    messages as fit, then the rest appended."""
+    first: list[Message] = []
+    size = 0
+    for message in tail.messages:
+        n = len(message_html(message, tail.epoch).encode())
+        if first and size + n > FRAME_MAX_BYTES - 2 * FRAME_OVERHEAD:
+            break
+        first.append(message)
+        size += n
+    head_seq = first[-1].seq if first else tail.next_seq - 1
+    frames = [transcript_html(run, tail.epoch, first, tail.has_earlier) + cursor_html(tail.epoch, head_seq)]
+    return frames + append_frames(tail.messages[len(first) :], tail.epoch)
 
 
 def rerender_html(run: Run, tail: Tail) -> str:
@@ -52,8 +101,8 @@ def rerender_html(run: Run, tail: Tail) -> str:
 
 def catch_up_from_memory(
     path: str, epoch: str, seq: int, *, announced_epoch: str, announced_next_seq: int
-) -> tuple[str, int] | None:
-    """(fragment, last seq) bringing a page at (epoch, seq) up to what a watcher announced,
+) -> tuple[list[str], int] | None:
+    """(frames, last seq) bringing a page at (epoch, seq) up to what a watcher announced,
     answered from this process's index without a read, a query or a thread; None when the
     index cannot answer (another worker watches and this one has not read that far, the
     transcript was cleared, truncated or replaced, the gap is too big): then catch_up_html."""
@@ -64,9 +113,8 @@ def catch_up_from_memory(
     if missed is None or len(missed) > MAX_FROM_MEMORY:
         return None
     if not missed:
-        return "", seq
-    last = missed[-1].seq
-    return append_html([message_html(m, epoch) for m in missed]) + cursor_html(epoch, last), last
+        return [], seq
+    return append_frames(missed, epoch), missed[-1].seq
 
 
 def transcript_html(run: Run, epoch: str, messages: list[Message], has_earlier: bool) -> str:

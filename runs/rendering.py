@@ -3,6 +3,7 @@ from a transcript ever reaches the DOM. Pushed partials are display-only."""
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import re
 
@@ -40,7 +41,40 @@ def markdown_html(text: str) -> str:
     return _cleaner.clean(_md.render(strip_ansi(text)))
 
 
+# The most of one message's text (and of its tool input) a page is sent; the rest loads on
+# request. Escaping can grow text up to 6x (&quot;), so a capped message stays far below a
+# websocket frame's bound (runs/live.FRAME_MAX_BYTES) however its text is made.
+MESSAGE_TEXT_MAX = 32_000
+
+
+def capped(message: Message) -> tuple[Message, int]:
+    """The message cut to MESSAGE_TEXT_MAX characters per field, and its full length (0 when
+    nothing was cut)."""
+    full = max(len(message.text), len(message.tool_input))
+    if full <= MESSAGE_TEXT_MAX:
+        return message, 0
+    return (
+        dataclasses.replace(
+            message, text=message.text[:MESSAGE_TEXT_MAX], tool_input=message.tool_input[:MESSAGE_TEXT_MAX]
+        ),
+        full,
+    )
+
+
 @functools.lru_cache(maxsize=8192)
 def message_html(message: Message, epoch: str) -> str:
     # Messages are immutable: every socket of a run renders the same (epoch, message) once.
-    return render_to_string("runs/detail.html#message", {"message": message, "epoch": epoch})
+    shown, full_length = capped(message)
+    return _render(shown, epoch, full_length)
+
+
+def whole_message_html(message: Message, epoch: str) -> str:
+    """Uncapped, on request only, never cached: it may be megabytes."""
+    return _render(message, epoch, 0)
+
+
+def _render(message: Message, epoch: str, full_length: int) -> str:
+    return render_to_string(
+        "runs/detail.html#message",
+        {"message": message, "epoch": epoch, "full_length": full_length, "shown_length": MESSAGE_TEXT_MAX},
+    )

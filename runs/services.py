@@ -251,7 +251,9 @@ def run_remove_worktree(*, run: Run, confirm: bool = False) -> None:
 
 
 def run_end(*, run: Run) -> None:
-    Tmux(run.tmux_socket).kill_session(run.tmux_session)
+    """Kill the run's own TUI — the identity run_alive checks, never whatever session has
+    since taken its name — and mark the run ended."""
+    Tmux(run.tmux_socket).kill_session(run.tmux_session, pane_pid=run.tmux_pane_pid)
     run_mark_ended(run=run)
 
 

@@ -30,6 +30,7 @@ from runs import commands, services, worktrees
 from runs.forms import NewRunForm, ReplyForm
 from runs.live import rerender_html
 from runs.models import Run
+from runs.rendering import whole_message_html
 from runs.transcripts import PAGE, transcript_page, transcript_tail
 from runs.watcher import poke
 from seeding.seeder import SeedError
@@ -141,6 +142,31 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
 
 
 @require_GET
+def run_message_full(request: HttpRequest, run_id: int) -> HttpResponse:
+    """One message's whole text, for a message the page shows capped (runs/rendering.py): the
+    message element for htmx, the plain text for a link opened on its own."""
+    run = get_object_or_404(Run, pk=run_id)
+    try:
+        seq = int(request.GET["seq"])
+        epoch = request.GET["epoch"]
+    except (KeyError, ValueError):
+        return HttpResponse("epoch=<epoch>&seq=<seq> are required", status=400)
+    page = transcript_page(run, before_seq=seq + 1, limit=1, epoch=epoch)
+    message = page.messages[0] if page and page.messages and page.messages[0].seq == seq else None
+    if message is None:
+        return HttpResponse(
+            "That message is not in the transcript as this page numbers it any more (it was cleared "
+            "or replaced). Reload the page.",
+            status=404,
+            content_type="text/plain; charset=utf-8",
+        )
+    if request.htmx:  # type: ignore[attr-defined]
+        return HttpResponse(whole_message_html(message, epoch))
+    text = message.text if len(message.text) >= len(message.tool_input) else message.tool_input
+    return HttpResponse(text, content_type="text/plain; charset=utf-8")
+
+
+@require_GET
 def run_messages(request: HttpRequest, run_id: int) -> HttpResponse:
     """An earlier page of the transcript, for scrolling up (the page opens on the last one)."""
     run = get_object_or_404(Run, pk=run_id)
@@ -195,7 +221,7 @@ async def run_reply(request: HttpRequest, run_id: int) -> HttpResponse:
         return _composer(request, run, ReplyForm(), error=error, status=413)
     form = ReplyForm(request.POST)
     if not form.is_valid():
-        return _composer(request, run, form, error="Write something first.", status=422)
+        return _composer(request, run, form, error=form.error_text, status=422)
     text = form.cleaned_data["text"]
     if len(text.encode()) > settings.LAB_REPLY_MAX_BYTES:
         return _composer(

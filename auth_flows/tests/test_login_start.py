@@ -42,7 +42,7 @@ def test_it_enforces_csrf(db, fake):
     assert not fake.pending
     client.get("/providers/")  # sets the csrftoken cookie, as the page does
     token = client.cookies["csrftoken"].value
-    assert client.post(URL, headers={"x-csrftoken": token}).status_code == 200
+    assert client.post(URL, headers={"x-csrftoken": token, "origin": "http://testserver"}).status_code == 200
     assert fake.pending
 
 

@@ -192,7 +192,9 @@ class ClaudeCodeProvider(AgentProvider):
             Path(run.spool_dir).mkdir(parents=True, exist_ok=True, mode=0o700)
             argv += ["--settings", orjson.dumps(self.hook_settings(run.spool_dir)).decode()]
         env = {**self.agent_env(), **dict(run.env)}
-        Tmux(run.tmux_socket).new_session(run.tmux_session, cwd=cwd, argv=argv, env=env)
+        # The environment file goes beside the spool, in the run's private directory.
+        env_dir = str(Path(run.spool_dir).parent) if run.spool_dir else None
+        Tmux(run.tmux_socket).new_session(run.tmux_session, cwd=cwd, argv=argv, env=env, env_dir=env_dir)
         path = self.transcript_root() / project_dir_name(cwd) / f"{session_id}.jsonl"
         return SpawnResult(session_id=session_id, transcript_path=str(path))
 

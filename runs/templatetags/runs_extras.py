@@ -1,7 +1,8 @@
 from django import template
 from django.utils.safestring import SafeString, mark_safe
 
-from runs.rendering import markdown_html, strip_ansi
+from providers.schema import Message
+from runs.rendering import markdown_html, message_html, strip_ansi
 
 register = template.Library()
 
@@ -20,3 +21,9 @@ def ansi_stripped(text: str) -> str:
 @register.filter
 def firstline(text: str) -> str:
     return text.strip().split("\n", 1)[0]
+
+
+@register.filter
+def rendered_message(message: Message, epoch: str) -> SafeString:
+    """One message as the socket sends it (capped, cached): every path renders it the same."""
+    return mark_safe(message_html(message, epoch))  # noqa: S308  (the template escaped it)

@@ -46,13 +46,14 @@ def test_the_fast_path_answers_what_the_slow_path_answers(run):
         run.transcript_path, epoch, seen, announced_epoch=epoch, announced_next_seq=index.cursor.next_seq
     )
     assert fast is not None
-    html, last = fast
+    frames, last = fast
+    html = "".join(frames)
     assert (html, epoch, last) == catch_up_html(run, epoch, seen)
     assert last == index.cursor.next_seq - 1 and "three" in html
     # Up to date: nothing to send, and the same answer as the slow path.
     assert catch_up_from_memory(
         run.transcript_path, epoch, last, announced_epoch=epoch, announced_next_seq=last + 1
-    ) == ("", last)
+    ) == ([], last)
     assert catch_up_html(run, epoch, last) == ("", epoch, last)
 
 

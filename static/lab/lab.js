@@ -47,12 +47,16 @@
       if (box) { box.focus(); box.setSelectionRange(box.value.length, box.value.length); }
     }
   });
-  // A failed send (4xx/5xx) still swaps the composer: it carries the error and the draft.
+  // A refused send still swaps the composer (or the dialog): lab's answer carries the error
+  // and the draft. Only lab's own partial is swapped in; anything else (a server error page,
+  // a proxy's, CSRF's 403) keeps the form as it is and is reported by connection.js.
   function swapErrorsToo(evt) {
     const elt = evt.detail.requestConfig && evt.detail.requestConfig.elt;
-    if (elt && (elt.id === "composer" || elt.closest && elt.closest("#dialog"))) {
-      if (evt.detail.xhr.status >= 400) { evt.detail.shouldSwap = true; evt.detail.isError = false; }
-    }
+    const xhr = evt.detail.xhr;
+    if (!elt || xhr.status < 400) return;
+    const composer = elt.id === "composer" && xhr.responseText.indexOf('id="composer"') >= 0;
+    const dialog = elt.closest && elt.closest("#dialog") && /class="dialog[ "]/.test(xhr.responseText);
+    if (composer || dialog) { evt.detail.shouldSwap = true; evt.detail.isError = false; }
   }
   document.addEventListener("htmx:beforeSwap", swapErrorsToo);
   // An answer is verified before its response returns, so the state push that re-renders the

@@ -84,7 +84,8 @@ class LiveRun:
         return Tmux(self.handle.tmux_socket).has_session(self.handle.tmux_session)
 
 
-PROBE_ENV = ("LAB_CONFORMANCE_PROBE", "passed through")
+# Unique per session: the command-line test looks for this exact value in every process.
+PROBE_ENV = ("LAB_CONFORMANCE_PROBE", f"passed through {uuid.uuid4().hex}")
 
 
 class Driver(abc.ABC):

@@ -28,7 +28,7 @@ from providers.schema import (
     SeedMeta,
     TranscriptRead,
 )
-from providers.testing import spawned_environ
+from providers.testing import command_lines_containing, spawned_environ
 from providers.tmux import Tmux
 from tests.conformance.conftest import PROBE_ENV
 
@@ -244,6 +244,20 @@ def test_spawn_adds_the_generic_layers_environment(live):
     pid = Tmux(live.handle.tmux_socket).pane_pid(live.handle.tmux_session)
     name, value = PROBE_ENV
     assert spawned_environ(pid).get(name) == value
+
+
+@pytest.mark.live
+def test_the_spawned_environment_is_on_no_command_line(live):
+    """tmux keeps its first new-session's argv for the server's life, and every local user
+    can read /proc/*/cmdline: the probe and every key or token the agent got stay off both."""
+    pid = Tmux(live.handle.tmux_socket).pane_pid(live.handle.tmux_session)
+    environ = spawned_environ(pid)
+    secrets = [PROBE_ENV[1]] + [
+        v for k, v in environ.items() if re.search(r"KEY|TOKEN|SECRET|PASSWORD", k) and len(v) >= 8
+    ]
+    assert environ.get(PROBE_ENV[0]) == PROBE_ENV[1]
+    for secret in secrets:
+        assert command_lines_containing(secret) == [], f"{secret[:12]}… is on a command line"
 
 
 @pytest.mark.live

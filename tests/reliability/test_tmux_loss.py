@@ -93,3 +93,26 @@ def test_a_restart_does_not_reattach_a_same_named_session_from_a_new_tmux_server
     _impostor(run, tmp_path)
     ended, _foreign = reconcile_runs()
     assert ended == [run.pk]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("ended_first", [True, False], ids=["ended run", "run lab still thinks live"])
+def test_end_never_kills_a_session_that_has_since_taken_the_runs_name(
+    authed_client, run, tmp_path, ended_first
+):
+    """End applies run_alive's identity (the pane pid recorded at spawn), not the name."""
+    Tmux(run.tmux_socket).kill_server()
+    if ended_first:
+        services.run_mark_ended(run=run)
+    _impostor(run, tmp_path)
+    response = authed_client.post(f"/runs/{run.pk}/end/")
+    assert response.status_code == 302
+    assert Tmux(run.tmux_socket).has_session(run.tmux_session), "End killed a session that is not the run's"
+    assert Run.objects.get(pk=run.pk).is_ended
+
+
+@pytest.mark.django_db
+def test_end_kills_the_runs_own_session(authed_client, run):
+    assert authed_client.post(f"/runs/{run.pk}/end/").status_code == 302
+    assert not Tmux(run.tmux_socket).has_session(run.tmux_session)
+    assert Run.objects.get(pk=run.pk).is_ended

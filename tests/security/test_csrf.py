@@ -181,3 +181,26 @@ def test_the_cookies_are_not_sent_cross_site(settings):
     assert settings.CSRF_COOKIE_SAMESITE == "Strict"
     assert settings.SESSION_COOKIE_SAMESITE in ("Lax", "Strict")
     assert settings.SESSION_COOKIE_HTTPONLY
+
+
+@pytest.mark.django_db
+def test_a_token_is_not_enough_without_origin_or_referer(csrf_client, run, fake_provider, git_repo):
+    """A client with the session cookie and a fresh token, but no Origin and no Referer (no
+    browser sends a POST like that), is refused; lab's own Referer or Origin lets it through."""
+    token = csrf_client.cookies["csrftoken"].value
+    for path, data in _endpoints(run, git_repo):
+        response = csrf_client.post(path, data, HTTP_X_CSRFTOKEN=token)
+        assert response.status_code == 403, (path, response.status_code)
+        response = csrf_client.post(
+            path, data, HTTP_X_CSRFTOKEN=token, HTTP_REFERER="http://evil.example/runs/"
+        )
+        assert response.status_code == 403, (path, response.status_code)
+    _assert_nothing_happened(run, fake_provider, csrf_client)
+    reply = f"/runs/{run.pk}/reply/"
+    ok = csrf_client.post(
+        reply, {"text": "hi"}, HTTP_X_CSRFTOKEN=token, HTTP_REFERER=f"http://testserver/runs/{run.pk}/"
+    )
+    assert ok.status_code == 200
+    ok = csrf_client.post(reply, {"text": "again"}, HTTP_X_CSRFTOKEN=token, HTTP_ORIGIN="http://testserver")
+    assert ok.status_code == 200
+    assert fake_provider.sent == [("reply", "hi"), ("reply", "again")]

@@ -143,10 +143,23 @@ def test_crlf_keeps_its_line_breaks_and_only_them():
     assert sanitize_text("one\r\ntwo\rthree", max_bytes=MAX) == "one\ntwo\nthree"
 
 
-@pytest.mark.parametrize("text", ["yes\n", "yes\r", "a\r\nb", "\nyes", "x\ny"])
+@pytest.mark.parametrize(
+    "text", ["yes\n", "yes\r", "a\r\nb", "\nyes", "x\ny", "a\u2028b", "a\u2029b", "yes\u2028"]
+)
 def test_single_line_answers_refuse_cr_and_lf(text):
     with pytest.raises(InvalidReply):
         sanitize_line(text, max_bytes=MAX)
+
+
+def test_unicode_line_and_paragraph_separators_are_line_breaks():
+    assert sanitize_text("one\u2028two\u2029three", max_bytes=MAX) == "one\ntwo\nthree"
+
+
+def test_a_text_of_only_control_characters_says_so():
+    with pytest.raises(InvalidReply, match="only control characters"):
+        sanitize_text("\x00\x01\x1b", max_bytes=MAX)
+    with pytest.raises(InvalidReply, match="empty"):
+        sanitize_text("  ", max_bytes=MAX)
 
 
 def test_single_line_answers_are_sanitized_too():

@@ -1,0 +1,83 @@
+// The page's link to lab: keep the live socket open, say when it is not, and say why a send
+// failed. No inline scripts (the CSP forbids them).
+"use strict";
+
+(function () {
+  // --- the live socket ---------------------------------------------------------------------
+  // htmx-ws reconnects by itself only after 1006/1011/1012/1013. A normal close (1000, 1001:
+  // a proxy's idle timeout, lab restarting, a laptop waking from sleep) left the page silently
+  // stale: every close but "logged out" and "no such run" is reconnected here, with backoff.
+  const HTMX_RETRIES = [1006, 1011, 1012, 1013];
+  const CLOSE_UNAUTHENTICATED = 4401;
+  const CLOSE_NOT_FOUND = 4404;
+  let retries = 0;
+  let leaving = false;
+  window.addEventListener("pagehide", function () { leaving = true; });
+  window.addEventListener("pageshow", function () { leaving = false; });
+
+  function connection(text, link) {
+    const el = document.getElementById("connection");
+    if (!el) return;
+    el.textContent = text || "";
+    if (link) {
+      const a = document.createElement("a");
+      a.href = link.href; a.textContent = link.text;
+      el.append(" ", a);
+    }
+    el.hidden = !text;
+  }
+
+  document.addEventListener("htmx:wsOpen", function () { retries = 0; connection(""); });
+  document.addEventListener("htmx:wsClose", function (evt) {
+    const source = evt.target;
+    const code = evt.detail.event.code;
+    if (leaving || !(source instanceof Element) || !source.isConnected) return;
+    if (code === CLOSE_UNAUTHENTICATED) {
+      const next = encodeURIComponent(location.pathname + location.search);
+      connection("Disconnected: you are logged out.", { href: "/login/?next=" + next, text: "Log in again" });
+      return;
+    }
+    if (code === CLOSE_NOT_FOUND) { connection("Disconnected: this run no longer exists."); return; }
+    connection(navigator.onLine === false ? "Disconnected (offline) — reconnecting…" : "Disconnected — reconnecting…");
+    if (HTMX_RETRIES.indexOf(code) >= 0) return; // htmx-ws has scheduled this one itself
+    const delay = Math.min(30000, 500 * Math.pow(2, retries)) * (0.5 + Math.random() / 2);
+    retries += 1;
+    const wrapper = evt.detail.socketWrapper;
+    setTimeout(function () { if (source.isConnected && !leaving) wrapper.reconnect(); }, delay);
+  });
+
+  // --- sends -------------------------------------------------------------------------------
+  // A request that failed without an answer lab could show in place (the network is down,
+  // lab is down, a proxy's error page, a 5xx) says so, with its real cause; an older error
+  // from another send does not stay on screen beside it.
+  function sendError(evt, text) {
+    const elt = evt.detail.elt;
+    const form = elt && elt.closest ? elt.closest("form") || elt : null;
+    if (form && form.querySelectorAll) form.querySelectorAll(".error").forEach(function (e) { e.remove(); });
+    const el = document.getElementById("send-error");
+    if (!el) return;
+    el.textContent = text;
+    el.hidden = false;
+  }
+
+  function firstLine(html) {
+    const doc = new DOMParser().parseFromString(html || "", "text/html");
+    const text = (doc.body ? doc.body.textContent : "").replace(/\s+/g, " ").trim();
+    return text.length > 200 ? text.slice(0, 200) + "…" : text;
+  }
+
+  document.addEventListener("htmx:sendError", function (evt) {
+    // No answer is not "not sent": the request may have arrived before the connection failed.
+    sendError(evt, "No answer from lab: the network is down or lab is not running. If the request arrived, the page will show it; otherwise try again (nothing on this page was cleared).");
+  });
+  document.addEventListener("htmx:responseError", function (evt) {
+    const xhr = evt.detail.xhr;
+    const detail = firstLine(xhr.responseText);
+    sendError(evt, "lab answered " + xhr.status + (xhr.statusText ? " " + xhr.statusText : "") + (detail ? ": " + detail : "."));
+  });
+  document.addEventListener("htmx:afterRequest", function (evt) {
+    if (!evt.detail.successful) return;
+    const el = document.getElementById("send-error");
+    if (el) { el.hidden = true; el.textContent = ""; }
+  });
+})();
