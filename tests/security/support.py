@@ -14,6 +14,7 @@ from django.urls import URLPattern, URLResolver, get_resolver
 
 from lab.asgi import application
 from lab.routing import websocket_urlpatterns
+from lab.websocket import NoSuchSocket
 
 ORIGIN = "http://127.0.0.1:8000"
 HOST = "127.0.0.1:8000"
@@ -127,4 +128,8 @@ def http_routes() -> list[tuple[str, str]]:
 
 
 def ws_routes(run_id: int = 1) -> list[str]:
-    return sorted({concrete(str(p.pattern), run_id) for p in websocket_urlpatterns})
+    """Every socket route lab serves; the catch-all that refuses unknown paths serves none."""
+    served = [
+        p for p in websocket_urlpatterns if getattr(p.callback, "consumer_class", None) is not NoSuchSocket
+    ]
+    return sorted({concrete(str(p.pattern), run_id) for p in served})
