@@ -52,6 +52,7 @@ from providers.schema import (
 from providers.tmux import Tmux
 
 FAKE_ROOT_ENV = "LAB_FAKE_PROVIDER_ROOT"
+FAKE_ANSWER_DELAY_ENV = "LAB_FAKE_ANSWER_DELAY_S"
 
 
 def fake_root() -> Path:
@@ -182,6 +183,9 @@ class FakeProvider(AgentProvider):
             raise DialogNotAnswerable("One answer per question.")
         with self.lock:
             self.sent.append(("answer", (dialog.tool_use_id, tuple(answers))))
+        # A real recipe takes seconds (settle, keys, verification): a test running lab in
+        # subprocesses sets this so racing answers from several workers overlap.
+        time.sleep(float(os.environ.get(FAKE_ANSWER_DELAY_ENV, "0")))
         path = self.locate_transcript(run)
         Path(path + ".dialog").unlink(missing_ok=True)
         fake_append(path, kind="tool_result", text=f"answered {dialog.tool_use_id}", state="working")

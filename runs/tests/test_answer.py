@@ -5,29 +5,22 @@ from __future__ import annotations
 
 import threading
 import time
+from datetime import timedelta
 
 import pytest
+from django.utils import timezone
 
 from providers.errors import DialogNotAnswerable, StaleDialog
 from providers.schema import Answer
 from providers.testing import fake_raise_dialog
 from runs import services
+from runs.models import DialogAnswer
 
 DIALOG = {"tool_use_id": "toolu_1", "prompt": "Which color?", "options": ["Red", "Green", "Blue"]}
 
 
-@pytest.fixture(autouse=True)
-def _forget_answers():
-    # The answered set is process memory keyed by run pk, and test databases reuse pks.
-    services._answered.clear()
-    services._answered_order.clear()
-    yield
-    services._answered.clear()
-    services._answered_order.clear()
-
-
 @pytest.fixture
-def run(fake_provider, git_repo, db):
+def run(fake_provider, git_repo, transactional_db):
     return services.run_start(provider_id="fake", repository=git_repo, branch="lab/answer-1")
 
 
@@ -177,3 +170,34 @@ def test_a_plan_renders_markdown_above_four_buttons_and_a_feedback_field(authed_
     assert "Fake Agent has a plan" in html
     for option in PLAN_OPTIONS:
         assert option.label in html
+
+
+def test_a_claim_held_by_another_worker_refuses_the_answer(asking, fake_provider):
+    # Another daphne worker is sending an answer: its claim is a row, not this process's memory.
+    DialogAnswer.objects.create(run=asking, tool_use_id="toolu_1")
+    with pytest.raises(StaleDialog, match="being sent"):
+        services.dialog_answer(run=asking, tool_use_id="toolu_1", answers=[Answer(choices=(0,))])
+    assert answers_sent(fake_provider) == []
+
+
+def test_an_answer_sent_by_another_worker_is_already_answered(asking, fake_provider):
+    DialogAnswer.objects.create(run=asking, tool_use_id="toolu_1", state=DialogAnswer.State.SENT)
+    with pytest.raises(StaleDialog, match="already been answered"):
+        services.dialog_answer(run=asking, tool_use_id="toolu_1", answers=[Answer(choices=(0,))])
+    assert answers_sent(fake_provider) == []
+
+
+def test_a_claim_abandoned_by_a_dead_worker_counts_as_sent(asking, fake_provider):
+    old = timezone.now() - timedelta(seconds=services.STALE_CLAIM_S + 1)
+    DialogAnswer.objects.create(run=asking, tool_use_id="toolu_1", created_at=old)
+    with pytest.raises(StaleDialog, match="already been answered"):
+        services.dialog_answer(run=asking, tool_use_id="toolu_1", answers=[Answer(choices=(0,))])
+    assert answers_sent(fake_provider) == []
+
+
+def test_a_refused_answer_releases_its_claim(asking, fake_provider):
+    with pytest.raises(DialogNotAnswerable):
+        services.dialog_answer(run=asking, tool_use_id="toolu_1", answers=[Answer(choices=(9,))])
+    assert not DialogAnswer.objects.filter(run=asking).exists()
+    services.dialog_answer(run=asking, tool_use_id="toolu_1", answers=[Answer(choices=(1,))])
+    assert DialogAnswer.objects.get(run=asking).state == DialogAnswer.State.SENT
