@@ -20,11 +20,15 @@ from django.utils import timezone
 from providers.base import LiveSignals
 from providers.errors import DialogNotAnswerable, SessionGone, StaleDialog
 from providers.registry import get_provider
-from providers.schema import Answer, Dialog, RunHandle, RunState, WorkspaceChoices
+from providers.schema import Answer, Dialog, DialogKind, RunHandle, RunState, WorkspaceChoices
 from providers.tmux import Tmux
 from runs import worktrees
 from runs.models import DialogAnswer, Run
 from seeding.services import agent_guard_env, default_choices, worktree_seed
+
+# The states in which the page may offer a dialog: a question, or a permission prompt lab
+# can answer (needs_input with a pending approval; a bare needs_input has none).
+DIALOG_STATES = frozenset({RunState.QUESTION, RunState.NEEDS_INPUT})
 
 RUN_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,47}$")
 
@@ -252,14 +256,17 @@ def run_end(*, run: Run) -> None:
 
 def run_state(run: Run, transcript_state: RunState, transcript_dialog: Dialog | None = None) -> RunState:
     """The five-state vocabulary: ended beats everything, a live signal (question,
-    needs_input) beats the transcript's idle/working."""
+    needs_input) beats the transcript's idle/working. A pending approval (a tool-permission
+    prompt) is needs_input with a dialog the page offers; pending_dialog returns it."""
     if run.is_ended:
         return RunState.ENDED
     provider = get_provider(run.provider_id)
     if isinstance(provider, LiveSignals):
         handle = run_handle(run)
-        if provider.pending_dialog(handle) is not None:
-            return RunState.QUESTION
+        pending = provider.pending_dialog(handle)
+        if pending is not None:
+            # A permission prompt blocks the agent on the operator: needs_input, answerable.
+            return RunState.NEEDS_INPUT if pending.kind == DialogKind.APPROVAL else RunState.QUESTION
         blocked = provider.blocked_state(handle)
         if blocked is not None:
             return blocked

@@ -1,14 +1,17 @@
 """Claude Code's live channel: what the hook spool says about a run right now (compat §8).
 
 No Django. `fold` turns the spool's hook payloads (oldest first) into a `SpoolView`: the
-dialogs pending (a PreToolUse for AskUserQuestion/ExitPlanMode with no PostToolUse yet), the
+dialogs pending (a PreToolUse for AskUserQuestion/ExitPlanMode with no PostToolUse yet, or a
+PermissionRequest for any other tool: an approval), the
 blocked state (a `permission_prompt` Notification for any other tool), when each picker was
 last signalled (the settle anchor of the recipes), and which files are still needed (sweep).
 
 Facts (compat §8, pinned in COMPAT-dialogs.md §8):
   * PreToolUse carries tool_name, tool_input and tool_use_id; for ExitPlanMode its tool_input
     holds the injected plan, while PostToolUse's tool_input is {} (so the dialog comes from Pre).
-  * PermissionRequest fires for AskUserQuestion, ExitPlanMode and Bash, without a tool_use_id.
+  * PermissionRequest fires for AskUserQuestion, ExitPlanMode and every tool whose permission
+    prompt is about to be drawn (Bash, Write, Edit, WebFetch …), without a tool_use_id: it is
+    paired with the latest PreToolUse of the same tool.
   * Notification(permission_prompt) fires ~6 s after a Bash prompt *or* a picker opens.
   * A declined or rejected tool gets neither PostToolUse nor Stop: the transcript's tool_result
     (fed in as `resolved`) or the next UserPromptSubmit is what ends it.
@@ -21,7 +24,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from providers.claude_code.dialogs import ASK_TOOL, PLAN_TOOL
+from providers.claude_code.dialogs import ASK_TOOL, PLAN_TOOL, approval_dialog
 from providers.claude_code.transcript import dialog_for
 from providers.schema import Dialog
 
@@ -102,9 +105,23 @@ class _Fold:
                     at = event_time_ns(e)
                     self.pending[tool_use_id] = PendingDialog(dialog, tool, at, at, (file,))
         elif name == "PermissionRequest":
-            pre_id, _ = self.last_pre.get(tool, ("", ""))
+            pre_id, pre_file = self.last_pre.get(tool, ("", ""))
             self.permission = (tool, pre_id, file)
-            if tool in DIALOG_TOOLS and pre_id in self.pending:
+            if tool not in DIALOG_TOOLS and pre_id and pre_id not in self.posted:
+                # compat §7 "Approvals": the permission prompt for any other tool, drawn right
+                # after this hook; answerable from the page until its PostToolUse (allowed),
+                # its transcript tool_result (denied) or a clearing event.
+                tool_input = e.get("tool_input")
+                dialog = approval_dialog(
+                    pre_id,
+                    tool,
+                    tool_input if isinstance(tool_input, dict) else {},
+                    e.get("permission_suggestions"),
+                )
+                at = event_time_ns(e)
+                files = tuple(f for f in (pre_file, file) if f)
+                self.pending[pre_id] = PendingDialog(dialog, tool, at, at, files, shown=True)
+            elif tool in DIALOG_TOOLS and pre_id in self.pending:
                 p = self.pending[pre_id]
                 # The permission request is the picker being shown: the later, better anchor.
                 self.pending[pre_id] = PendingDialog(
@@ -114,8 +131,8 @@ class _Fold:
             if e.get("notification_type") != PERMISSION_PROMPT:
                 return  # idle_prompt and the like say nothing about a blocked tool
             tool_name, pre_id, perm_file = self.permission or ("", "", "")
-            if tool_name in DIALOG_TOOLS or (not tool_name and self.pending):
-                return  # the picker's own reminder: the state is question, not needs_input
+            if tool_name in DIALOG_TOOLS or pre_id in self.pending or (not tool_name and self.pending):
+                return  # the prompt's own reminder: its dialog already stands for it
             files = tuple(f for f in (perm_file, self.last_pre.get(tool_name, ("", ""))[1], file) if f)
             self.blocked = (tool_name, pre_id, files)
         elif name == "PostToolUse":

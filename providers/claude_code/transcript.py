@@ -340,7 +340,17 @@ class _Reader:
         self.settle(RunState.WORKING)
         pending = self.pending.pop(tool_use_id, None)
         intent = self.intents.get(tool_use_id) if self.intents and tool_use_id else None
-        if pending is not None and intent is not None:
+        if intent is not None and intent.kind == DialogKind.APPROVAL:
+            problem = _approval_backstop(intent, block, e)
+            if problem:
+                self.emit(
+                    MessageKind.LIFECYCLE,
+                    problem,
+                    timestamp=stamp,
+                    native_id=f"{tool_use_id}:backstop",
+                    is_error=True,
+                )
+        elif pending is not None and intent is not None:
             problem = _backstop(intent, pending, e, is_error)
             if problem:
                 self.emit(
@@ -717,6 +727,32 @@ def _plan_backstop(
     feedback = _str(e.get("userFeedback")).strip()
     if feedback != intent.feedback:
         return f"Claude Code recorded plan feedback “{feedback}”, lab sent “{intent.feedback}”."
+    return ""
+
+
+# compat §7 "Approvals": a denied tool's result (Esc, or "No" + feedback) opens with this
+# sentence; with feedback it ends "…the user said:\n<feedback>". An allowed tool's result is
+# the tool's own output, an error or not (a failing command is still an allowed one).
+REJECTED_TOOL = "The user doesn't want to proceed with this tool use."
+FEEDBACK_MARK = "the user said:\n"
+
+
+def _approval_backstop(intent: Intent, block: dict[str, Any], e: dict[str, Any]) -> str:
+    content = _result_text(block.get("content"))
+    recorded = e.get("toolUseResult")
+    rejected = content.startswith(REJECTED_TOOL) or (
+        isinstance(recorded, str) and recorded.strip() == USER_REJECTED
+    )
+    if intent.plan_decision == PlanDecision.APPROVE:
+        return "lab allowed the tool but Claude Code recorded a rejection." if rejected else ""
+    if not rejected:
+        return "lab denied the tool but Claude Code ran it."
+    if intent.feedback:
+        _, mark, said = content.partition(FEEDBACK_MARK)
+        if not mark:
+            return "lab sent feedback with the denial but Claude Code recorded a rejection without it."
+        if said.strip() != intent.feedback:
+            return f"Claude Code recorded the feedback “{said.strip()}”, lab sent “{intent.feedback}”."
     return ""
 
 

@@ -157,7 +157,8 @@ def test_a_plan_renders_markdown_above_four_buttons_and_a_feedback_field(authed_
     from providers.schema import Dialog, DialogKind, Option
 
     # Any provider's stable plan labels: the generic form renders whatever it is given.
-    PLAN_OPTIONS = tuple(Option(label=f"Choice {i}") for i in range(4))
+    # The option that takes the operator's text gets the feedback field beside it.
+    PLAN_OPTIONS = tuple(Option(label=f"Choice {i}", takes_text=i == 2) for i in range(4))
 
     body = "# Plan\n\n1. **x**"
     dialog = Dialog(tool_use_id="toolu_p", kind=DialogKind.PLAN, options=PLAN_OPTIONS, body=body)
@@ -166,7 +167,8 @@ def test_a_plan_renders_markdown_above_four_buttons_and_a_feedback_field(authed_
     html = render_to_string("runs/dialog.html", {"run": run, "dialog": dialog, "provider_name": "Fake Agent"})
     assert "<strong>x</strong>" in html
     assert html.count('name="answers-0" value=') == 4
-    assert 'name="answers-0-text"' in html
+    assert 'name="answers-0-text"' in html and "Feedback for “Choice 2”" in html
+    assert 'value="2" class="needs-feedback"' in html
     assert "Fake Agent has a plan" in html
     for option in PLAN_OPTIONS:
         assert option.label in html

@@ -54,7 +54,7 @@ def test_a_bash_permission_prompt_leaves_the_run_needs_input_and_unanswered(
         time.sleep(0.5)
     assert 'data-state="needs_input"' in body, "the Bash prompt never showed as needs_input"
     assert "tmux -L" in body  # the copyable attach command
-    assert '<form class="dialog' not in body  # nothing lab offers to answer
+    assert '<form class="dialog dialog-approval"' in body  # offered to the operator, not answered
     # lab keeps looking (page loads, state reads) for a while: the prompt stays unanswered.
     for _ in range(6):
         body = authed_client.get(f"/runs/{run.pk}/").content.decode()

@@ -359,10 +359,10 @@ def test_a_plan_dialog_uses_the_stable_labels(log: Log) -> None:
     assert dialog is not None and dialog.kind == DialogKind.PLAN
     assert dialog.body == "# Plan\n\n1. a"
     assert [o.label for o in dialog.options] == [
-        "Approve — auto-accept edits",
-        "Approve — review each edit",
+        "Approve — switch to auto mode",
+        "Approve — ask before each action",
         "Reject with feedback",
-        "Reject — refine the plan",
+        "Reject — keep planning",
     ]
     assert dialog.options == PLAN_OPTIONS
     assert result.messages[0].tool_input == "<HOME>/.claude/plans/p.md"
