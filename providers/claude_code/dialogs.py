@@ -26,6 +26,10 @@ PLAN_APPROVE_MANUAL = "Approve — ask before each action"  # row 2 "Yes, manual
 PLAN_REJECT_FEEDBACK = "Reject with feedback"  # row 3 "Tell Claude what to change" + text
 PLAN_REJECT_REFINE = "Reject — keep planning"  # Esc: rejected, no feedback, still in plan mode
 
+# The permission mode each plan row leaves the session in (live-verified per row; the
+# backstop checks the approvals against the transcript's auto_mode attachment).
+PLAN_LEAVES_MODE = ("auto", "default", "plan", "plan")
+
 PLAN_OPTIONS: tuple[Option, ...] = (
     Option(PLAN_APPROVE_AUTO, "Claude Code runs its actions without asking you (auto mode)."),
     Option(PLAN_APPROVE_MANUAL, "Claude Code asks you before each edit and command (manual mode)."),
@@ -57,6 +61,7 @@ class Intent:
     answers: tuple[tuple[str, str | frozenset[str]], ...] = ()
     plan_decision: PlanDecision | None = None
     feedback: str = ""
+    plan_mode: str = ""  # an approved plan: the permission mode it must leave ("auto", "default")
 
 
 def intent_for(dialog: Dialog, answers: Sequence[Answer]) -> Intent:
@@ -70,7 +75,8 @@ def intent_for(dialog: Dialog, answers: Sequence[Answer]) -> Intent:
     if dialog.kind == DialogKind.PLAN:
         choice = answers[0].choices[0] if answers and answers[0].choices else 0
         if choice in (0, 1):
-            return Intent(dialog.tool_use_id, dialog.kind, plan_decision=PlanDecision.APPROVE)
+            mode = PLAN_LEAVES_MODE[choice]
+            return Intent(dialog.tool_use_id, dialog.kind, plan_decision=PlanDecision.APPROVE, plan_mode=mode)
         feedback = answers[0].text.strip() if choice == 2 and answers else ""
         return Intent(dialog.tool_use_id, dialog.kind, plan_decision=PlanDecision.REJECT, feedback=feedback)
     expected: list[tuple[str, str | frozenset[str]]] = []
