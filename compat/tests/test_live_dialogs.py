@@ -328,20 +328,22 @@ def test_a_wrong_recipe_produces_the_backstop_warning(scripted_model, manual_run
     assert "Green" in warning and "Blue" in warning
 
 
-def test_a_bash_permission_prompt_is_needs_input_until_resolved(scripted_model, manual_run):
+def test_a_bash_permission_prompt_is_an_approval_until_answered_in_the_terminal(scripted_model, manual_run):
     bash = tool_use("Bash", {"command": "touch x.txt", "description": "touch"})
     scripted_model.script.add(when("BASH1", bash, text("done")))
     manual_run.provider.reply(manual_run.handle, "BASH1 please")
     deadline = time.monotonic() + 40
-    while manual_run.provider.blocked_state(manual_run.handle) != RunState.NEEDS_INPUT:
-        assert time.monotonic() < deadline, "no permission_prompt notification"
-        time.sleep(0.2)
-    assert manual_run.provider.pending_dialog(manual_run.handle) is None  # lab never answers it
-    # The operator, attached to the terminal, approves it (Enter on "1. Yes", compat §12).
+    while (dialog := manual_run.provider.pending_dialog(manual_run.handle)) is None:
+        assert time.monotonic() < deadline, "no PermissionRequest approval"
+        time.sleep(0.05)
+    assert dialog.kind == DialogKind.APPROVAL and dialog.body == "touch x.txt"
+    assert manual_run.provider.blocked_state(manual_run.handle) is None  # the dialog stands for it
+    # The operator, attached to the terminal, approves it there (Enter on "1. Yes", compat §7).
     Tmux(manual_run.handle.tmux_socket).send_keys(manual_run.handle.tmux_session, "Enter")
     manual_run.wait(
         lambda r: "done" in r.texts(MessageKind.ASSISTANT_TEXT), timeout=30, what="the Bash result"
     )
+    assert manual_run.provider.pending_dialog(manual_run.handle) is None
     assert manual_run.provider.blocked_state(manual_run.handle) is None
 
 

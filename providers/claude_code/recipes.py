@@ -102,14 +102,14 @@ def plan_recipe(dialog: Dialog, answer: Answer) -> Recipe:
         raise DialogNotAnswerable("Feedback goes with “Reject with feedback” only.")
     if not has_plan(dialog):
         # compat §7 "no plan file": row 0 approves into default (ask-each-time) mode, which is
-        # lab's "review each edit"; there is neither an auto-accept row nor a feedback row.
+        # lab's "ask before each action"; there is neither an auto-mode row nor a feedback row.
         if choice == PLAN_APPROVE_MANUAL:
             return Recipe("plan-noplan-approve", (key("Enter"),), retry_safe=True)
         if choice == PLAN_REJECT_REFINE:
             return Recipe("plan-noplan-reject", (key("Escape"),), retry_safe=True)
         raise DialogNotAnswerable(
-            "Without a plan file this dialog only offers “Approve — review each edit” "
-            "or “Reject — refine the plan”."
+            "Without a plan file this dialog only offers “Approve — ask before each action” "
+            "or “Reject — keep planning”."
         )
     if choice in (PLAN_APPROVE_AUTO, PLAN_APPROVE_MANUAL):
         return Recipe(f"plan-approve-row{choice}", (*downs(choice), key("Enter")), retry_safe=True)
