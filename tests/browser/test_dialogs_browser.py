@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 import uuid
 from pathlib import Path
 from typing import Any
@@ -284,3 +285,75 @@ def test_a_tool_permission_is_allowed_and_denied_from_the_browser(
     expect(page.locator("#transcript .msg-lifecycle", has_text=BACKSTOP)).to_have_count(0)
     assert page.evaluate("window.__noReload") is True, "the page reloaded"
     assert_contiguous(transcript(page))
+
+
+def worktree_of(lab_server: LabServer, branch: str) -> Path:
+    out = subprocess.run(
+        ["git", "-C", str(lab_server.repo), "worktree", "list", "--porcelain"],
+        capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    for block in out.split("\n\n"):
+        lines = dict(line.split(" ", 1) for line in block.splitlines() if " " in line)
+        if lines.get("branch") == f"refs/heads/{branch}":
+            return Path(lines["worktree"])
+    raise AssertionError(f"no worktree for {branch}: {out}")
+
+
+def click_in_approval(page: Any, expected_body: str, button: str) -> str:
+    """Wait for the approval whose detail is `expected_body`, click `button`; the posted form."""
+    form = page.locator("#dialog form.dialog-approval")
+    expect(form.locator("pre.asked")).to_have_text(expected_body, timeout=60_000)
+    expect(page.locator("#panel")).to_have_attribute("data-state", "needs_input")
+    _, posted = answer_and_see_the_note(page, form.get_by_role("button", name=button, exact=True))
+    return posted
+
+
+def test_write_and_edit_permissions_are_allowed_and_denied_from_the_browser(
+    page: Any, chat_run: RunPage, lab_server: LabServer
+) -> None:
+    wt = worktree_of(lab_server, "lab/browser-chat")
+    tag = uuid.uuid4().hex[:8]
+    created, refused, edited = wt / f"created-{tag}.txt", wt / f"refused-{tag}.txt", wt / f"edited-{tag}.txt"
+    edited.write_text("alpha\nbeta\ngamma\n")
+    change = {"file_path": str(edited), "old_string": "beta", "new_string": "BETA"}
+    write_ok = tool_use("Write", {"file_path": str(created), "content": "made\n"})
+    write_no = tool_use("Write", {"file_path": str(refused), "content": "no\n"})
+    lab_server.model.script.add(
+        when(f"W-OK-{tag}", write_ok, text("write ok")),
+        when(f"W-NO-{tag}", write_no, text("write no")),
+        when(f"E-NO-{tag}", tool_use("Edit", change), text("edit no")),
+        when(f"E-OK-{tag}", tool_use("Edit", change), text("edit ok")),
+    )
+    open_run(page, chat_run)
+    expect_state(page, "idle")
+    last = page.locator("#transcript .msg-assistant_text").last
+
+    send(page, f"W-OK-{tag}")
+    click_in_approval(page, "made", "Allow once")
+    expect(last).to_have_text("write ok")
+    assert created.read_text() == "made\n"
+
+    send(page, f"W-NO-{tag}")
+    click_in_approval(page, "no", "Deny")
+    expect_state(page, "idle")
+    assert not refused.exists()
+
+    diff = re.compile(r"-beta\s*\+BETA")
+    send(page, f"E-NO-{tag}")
+    form = page.locator("#dialog form.dialog-approval")
+    expect(form.locator("pre.asked")).to_have_text(diff, timeout=60_000)
+    expect(form.locator(".prompt")).to_contain_text(f"edited-{tag}.txt")
+    form.locator('input[name="answers-0-text"]').fill("leave it lowercase")
+    answer_and_see_the_note(
+        page, form.get_by_role("button", name="Deny, and tell Claude what to do differently")
+    )
+    expect(last).to_have_text("edit no")
+    assert edited.read_text() == "alpha\nbeta\ngamma\n"
+
+    send(page, f"E-OK-{tag}")
+    expect(page.locator("#dialog form.dialog-approval pre.asked")).to_have_text(diff, timeout=60_000)
+    answer_and_see_the_note(page, page.locator("#dialog form").get_by_role("button", name="Allow once"))
+    expect(last).to_have_text("edit ok")
+    assert edited.read_text() == "alpha\nBETA\ngamma\n"
+    expect(page.locator("#transcript .msg-lifecycle", has_text=BACKSTOP)).to_have_count(0)
+    expect_state(page, "idle")
