@@ -225,8 +225,16 @@ def _pending_dialog(path: str) -> Dialog | None:
         tool_use_id=data["tool_use_id"],
         kind=DialogKind(data.get("kind", "question")),
         prompt=data.get("prompt", ""),
-        options=tuple(Option(label=o) for o in data.get("options", ())),
+        options=tuple(
+            Option(label=o)
+            if isinstance(o, str)
+            else Option(label=o["label"], takes_text=bool(o.get("takes_text")))
+            for o in data.get("options", ())
+        ),
         multi=bool(data.get("multi", False)),
+        header=data.get("header", ""),
+        body=data.get("body", ""),
+        free_text=bool(data.get("free_text", True)),
     )
 
 

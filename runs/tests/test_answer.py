@@ -203,3 +203,35 @@ def test_a_refused_answer_releases_its_claim(asking, fake_provider):
     assert not DialogAnswer.objects.filter(run=asking).exists()
     services.dialog_answer(run=asking, tool_use_id="toolu_1", answers=[Answer(choices=(1,))])
     assert DialogAnswer.objects.get(run=asking).state == DialogAnswer.State.SENT
+
+
+APPROVAL = {
+    "tool_use_id": "toolu_a",
+    "kind": "approval",
+    "header": "Shell",
+    "prompt": "Run a shell command: tidy up",
+    "body": "rm -rf build/",
+    "free_text": False,
+    "options": ["Allow once", {"label": "Deny with a reason", "takes_text": True}, "Deny"],
+}
+
+
+def test_an_approval_is_needs_input_with_its_dialog_on_the_page(authed_client, run, fake_provider):
+    fake_raise_dialog(run.transcript_path, APPROVAL)
+    body = authed_client.get(f"/runs/{run.pk}/").content.decode()
+    assert 'data-state="needs_input"' in body and "Fake Agent needs input" in body
+    assert '<form class="dialog dialog-approval"' in body and '<pre class="asked">rm -rf build/</pre>' in body
+    assert "Fake Agent asks permission to run a shell command: tidy up" in body
+    assert body.count('name="answers-0" value=') == 3 and "Feedback for “Deny with a reason”" in body
+    assert "that lab does not answer for you" not in body  # this one it offers to the operator
+    assert answers_sent(fake_provider) == []  # offered, never answered without a click
+
+
+def test_an_approval_is_answered_with_the_option_and_its_text(authed_client, run, fake_provider):
+    fake_raise_dialog(run.transcript_path, APPROVAL)
+    data = {"tool_use_id": "toolu_a", "count": "1", "answers-0": "1", "answers-0-text": "keep build/"}
+    r = authed_client.post(f"/runs/{run.pk}/answer/", data)
+    assert r.status_code == 200 and "Deny with a reason" in r.content.decode()
+    assert answers_sent(fake_provider) == [
+        ("answer", ("toolu_a", (Answer(choices=(1,), text="keep build/"),)))
+    ]
