@@ -203,6 +203,8 @@ def _claim_answer(run: Run, tool_use_id: str) -> DialogAnswer:
     )
     if same == DialogAnswer.State.SENT:
         raise StaleDialog("This dialog has already been answered.")
+    if same is None:  # the run's one in-flight claim is for another dialog
+        raise StaleDialog("Another answer for this run is being sent; try again when it has landed.")
     raise StaleDialog("Another answer to this dialog is being sent.")
 
 

@@ -235,3 +235,10 @@ def test_an_approval_is_answered_with_the_option_and_its_text(authed_client, run
     assert answers_sent(fake_provider) == [
         ("answer", ("toolu_a", (Answer(choices=(1,), text="keep build/"),)))
     ]
+
+
+def test_one_answer_at_a_time_per_run_even_for_another_dialog(asking, fake_provider):
+    DialogAnswer.objects.create(run=asking, tool_use_id="toolu_other")  # in flight elsewhere
+    with pytest.raises(StaleDialog, match="Another answer for this run"):
+        services.dialog_answer(run=asking, tool_use_id="toolu_1", answers=[Answer(choices=(0,))])
+    assert answers_sent(fake_provider) == []
