@@ -33,7 +33,8 @@ PERMISSION_PROMPT = "permission_prompt"
 # Events after which no picker or permission prompt can still be open: a new prompt was
 # submitted, the turn ended, or the session (re)started or ended (compat §8).
 CLEARING_EVENTS = frozenset({"UserPromptSubmit", "Stop", "SessionStart", "SessionEnd"})
-SWEEP_MIN_AGE_NS = 30 * 1_000_000_000  # never delete what a verifying answer may still look at
+SWEEP_MIN_AGE_NS = 30 * 1_000_000_000
+MAX_PRES = 64  # never delete what a verifying answer may still look at
 
 
 def event_time_ns(event: Mapping[str, Any]) -> int:
@@ -76,6 +77,9 @@ class _Fold:
     pending: OrderedDict[str, PendingDialog] = field(default_factory=OrderedDict)
     posted: set[str] = field(default_factory=set)
     last_pre: dict[str, tuple[str, str]] = field(default_factory=dict)  # tool_name → (id, file)
+    # Recent PreToolUses (id → tool, input, file): a PermissionRequest repeats its tool's input,
+    # which tells two calls of one tool apart when several are issued in one turn.
+    pres: OrderedDict[str, tuple[str, object, str]] = field(default_factory=OrderedDict)
     permission: tuple[str, str, str] | None = None  # (tool_name, tool_use_id, file)
     blocked: tuple[str, str, tuple[str, ...]] | None = None  # (tool_name, tool_use_id, files)
     session_start: str = ""
@@ -84,6 +88,14 @@ class _Fold:
         self.pending.clear()
         self.permission = None
         self.blocked = None
+
+    def paired_pre(self, tool: str, tool_input: object) -> tuple[str, str]:
+        """The PreToolUse a PermissionRequest is about (compat §8: it has no tool_use_id): the
+        latest unanswered one of that tool with the same input, else the tool's latest."""
+        for tool_use_id, (name, pre_input, file) in reversed(self.pres.items()):
+            if name == tool and pre_input == tool_input and tool_use_id not in self.posted:
+                return tool_use_id, file
+        return self.last_pre.get(tool, ("", ""))
 
     def event(self, e: Mapping[str, Any]) -> None:
         name = e.get("hook_event_name")
@@ -98,6 +110,9 @@ class _Fold:
             return
         if name == "PreToolUse" and tool_use_id:
             self.last_pre[tool] = (tool_use_id, file)
+            self.pres[tool_use_id] = (tool, e.get("tool_input"), file)
+            while len(self.pres) > MAX_PRES:
+                self.pres.popitem(last=False)
             if tool in DIALOG_TOOLS and tool_use_id not in self.posted:
                 tool_input = e.get("tool_input")
                 dialog = dialog_for(tool_use_id, tool, tool_input if isinstance(tool_input, dict) else {})
@@ -105,7 +120,7 @@ class _Fold:
                     at = event_time_ns(e)
                     self.pending[tool_use_id] = PendingDialog(dialog, tool, at, at, (file,))
         elif name == "PermissionRequest":
-            pre_id, pre_file = self.last_pre.get(tool, ("", ""))
+            pre_id, pre_file = self.paired_pre(tool, e.get("tool_input"))
             self.permission = (tool, pre_id, file)
             if tool not in DIALOG_TOOLS and pre_id and pre_id not in self.posted:
                 # compat §7 "Approvals": the permission prompt for any other tool, drawn right

@@ -332,3 +332,12 @@ def test_the_adapter_arms_the_backstop_with_its_intents(provider):
     provider._record_intent(intent_for(dialog, [Answer(choices=(wrong,))]))
     warnings = backstop()
     assert len(warnings) == 1 and warnings[0].is_error
+
+
+def test_a_permission_request_is_paired_with_the_pre_tool_use_of_the_same_input(spool):
+    # Two Bash calls in one turn: both PreToolUses can come before the first prompt is drawn.
+    first = pre("Bash", "toolu_1", {"command": "touch x", "description": "touch"})
+    second = pre("Bash", "toolu_2", {"command": "rm y", "description": "rm"})
+    spool.write(prompt("TWO"), first, second, permission("Bash"))  # its input: touch x
+    dialog = spool.view().dialog
+    assert dialog.tool_use_id == "toolu_1" and dialog.body == "touch x"
