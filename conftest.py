@@ -12,6 +12,18 @@ os.environ.setdefault("LAB_TMUX_SOCKET", f"labtest-{os.getpid()}")
 os.environ.setdefault("LAB_AGENT_HOME", os.path.join(_tmp, "agent-home"))
 
 
+@pytest.fixture(scope="session")
+def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix: None) -> None:
+    """SQLite tests run on a file, as lab does (WAL, busy timeout): the in-memory shared-cache
+    database Django would use instead fails a second writer at once ("table is locked") where
+    the real one waits, so concurrent writers (the dialog answer claim) could not be tested."""
+    from django.conf import settings
+
+    db = settings.DATABASES["default"]
+    if db["ENGINE"] == "django.db.backends.sqlite3":
+        db.setdefault("TEST", {})["NAME"] = os.path.join(_tmp, "test.sqlite3")
+
+
 @pytest.fixture
 def operator(db):
     from tests.factories import UserFactory

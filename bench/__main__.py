@@ -3,7 +3,7 @@
 
   python -m bench            the issue's sizes (100 MB, 100,000 messages, 500 appends)
   python -m bench --quick    smaller sizes, for a quick look
-  python -m bench --only latency,reply
+  python -m bench --only latency,reply,approval
 
 Each row: the target, the measured value, and the naive baseline measured in the same run.
 """
@@ -21,6 +21,7 @@ from pathlib import Path
 from bench.common import PY, ROOT, tmpdir
 
 RESULTS = ROOT / "bench" / "results.md"
+ALL = ("latency", "incremental", "ingest", "open", "reply", "approval", "scaleout")
 
 
 def run(module: str, *args: str, env: dict[str, str] | None = None) -> list[dict]:
@@ -47,7 +48,7 @@ def ok(good: bool) -> str:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--only", default="latency,incremental,ingest,open,reply,scaleout")
+    ap.add_argument("--only", default=",".join(ALL))
     args = ap.parse_args()
     only = set(args.only.split(","))
     q = args.quick
@@ -172,6 +173,15 @@ def main() -> None:
                 "(no target)", f"{f(r['enter_p50'])} / {f(r['enter_p95'])}",
                 f"proposed one-process paste: {f(r['one_call_p50'])} / {f(r['one_call_p95'])}", "—",
             ))  # fmt: skip
+    if "approval" in only:
+        ap_ = run("bench.approval", env={"BENCH_APPROVAL_TRIALS": "10" if q else "20"})[0]["approval"]
+        rows.append((
+            f"7. tool-permission hook → browser (needs_input + the approval dialog), {ap_['trials']} trials, p50 / p95 / max",
+            "≤ 1 s", f"{f(ap_['p50'])} / {f(ap_['p95'])} / {f(ap_['max'])}",
+            f"before: needs_input only on the Notification, which the CLI sends ~{ap_['cli_notification_delay_s']:.0f} s after the prompt, "
+            f"+ {f(ap_['notification_p50'])} / {f(ap_['notification_p95'])} to the page; no dialog",
+            ok(ap_["within_1s"] == ap_["trials"]),
+        ))  # fmt: skip
     if "scaleout" in only:
         so = run("bench.scaleout", env={"BENCH_SCALE_APPENDS": "150" if q else "300"})[0]["scaleout"]
         st, tk = so["steady"], so["takeover"]
@@ -202,7 +212,7 @@ def main() -> None:
     )
     text = f"{table}\n{meta}\n\n" + "".join(f"- {n}\n" for n in notes)
     print("\n" + text)
-    if set(args.only.split(",")) == {"latency", "incremental", "ingest", "open", "reply", "scaleout"}:
+    if set(args.only.split(",")) == set(ALL):
         Path(RESULTS).write_text("# lab benchmarks (latest run)\n\n" + text)
 
 

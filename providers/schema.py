@@ -51,8 +51,14 @@ class DialogKind(enum.StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class Option:
+    """One choice of a dialog. `takes_text`: the option goes with the operator's text (feedback
+    for a rejection), so the page shows a text field beside it. `key` is the adapter's own
+    stable name for what the option does (how it is played); the generic layer never reads it."""
+
     label: str
     description: str = ""
+    takes_text: bool = False
+    key: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -53,6 +53,7 @@ from providers.schema import (
 from providers.tmux import LAUNCHER, Tmux
 
 FAKE_ROOT_ENV = "LAB_FAKE_PROVIDER_ROOT"
+FAKE_ANSWER_DELAY_ENV = "LAB_FAKE_ANSWER_DELAY_S"
 
 
 def fake_root() -> Path:
@@ -183,6 +184,9 @@ class FakeProvider(AgentProvider):
             raise DialogNotAnswerable("One answer per question.")
         with self.lock:
             self.sent.append(("answer", (dialog.tool_use_id, tuple(answers))))
+        # A real recipe takes seconds (settle, keys, verification): a test running lab in
+        # subprocesses sets this so racing answers from several workers overlap.
+        time.sleep(float(os.environ.get(FAKE_ANSWER_DELAY_ENV, "0")))
         path = self.locate_transcript(run)
         Path(path + ".dialog").unlink(missing_ok=True)
         fake_append(path, kind="tool_result", text=f"answered {dialog.tool_use_id}", state="working")
@@ -222,8 +226,16 @@ def _pending_dialog(path: str) -> Dialog | None:
         tool_use_id=data["tool_use_id"],
         kind=DialogKind(data.get("kind", "question")),
         prompt=data.get("prompt", ""),
-        options=tuple(Option(label=o) for o in data.get("options", ())),
+        options=tuple(
+            Option(label=o)
+            if isinstance(o, str)
+            else Option(label=o["label"], takes_text=bool(o.get("takes_text")))
+            for o in data.get("options", ())
+        ),
         multi=bool(data.get("multi", False)),
+        header=data.get("header", ""),
+        body=data.get("body", ""),
+        free_text=bool(data.get("free_text", True)),
     )
 
 

@@ -63,3 +63,29 @@ class Run(models.Model):
     @property
     def group_name(self) -> str:
         return f"run.{self.pk}"
+
+
+class DialogAnswer(models.Model):
+    """The one answer lab plays to one dialog, claimed in the database so that it holds across
+    every daphne worker: a unique row per (run, tool_use_id), and at most one row per run still
+    `sending`. Two clicks in two tabs on two workers race on the insert; exactly one wins."""
+
+    class State(models.TextChoices):
+        SENDING = "sending"
+        SENT = "sent"  # keys reached (or may have reached) the TUI: never send another
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="dialog_answers")
+    tool_use_id = models.CharField(max_length=128)
+    state = models.CharField(max_length=8, choices=State.choices, default=State.SENDING)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["run", "tool_use_id"], name="one_answer_per_dialog"),
+            models.UniqueConstraint(
+                fields=["run"], condition=models.Q(state="sending"), name="one_answer_in_flight_per_run"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.run_id}:{self.tool_use_id} ({self.state})"

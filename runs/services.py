@@ -9,23 +9,26 @@ from __future__ import annotations
 import dataclasses
 import re
 import secrets
-import threading
-from collections import deque
 from collections.abc import Mapping, Sequence
+from datetime import timedelta
 from pathlib import Path
 
 from django.conf import settings
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from providers.base import LiveSignals
 from providers.errors import DialogNotAnswerable, SessionGone, StaleDialog
 from providers.registry import get_provider
-from providers.schema import Answer, Dialog, RunHandle, RunState, WorkspaceChoices
+from providers.schema import Answer, Dialog, DialogKind, RunHandle, RunState, WorkspaceChoices
 from providers.tmux import Tmux
 from runs import worktrees
-from runs.models import Run
+from runs.models import DialogAnswer, Run
 from seeding.services import agent_guard_env, default_choices, worktree_seed
+
+# The states in which the page may offer a dialog: a question, or a permission prompt lab
+# can answer (needs_input with a pending approval; a bare needs_input has none).
+DIALOG_STATES = frozenset({RunState.QUESTION, RunState.NEEDS_INPUT})
 
 RUN_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,47}$")
 
@@ -130,15 +133,6 @@ def run_interrupt(*, run: Run) -> None:
     get_provider(run.provider_id).interrupt(_require_live(run))
 
 
-_locks: dict[int, threading.Lock] = {}
-_locks_guard = threading.Lock()
-
-
-def _run_lock(run_id: int) -> threading.Lock:
-    with _locks_guard:
-        return _locks.setdefault(run_id, threading.Lock())
-
-
 def pending_dialog(run: Run) -> Dialog | None:
     """The dialog the agent waits on now: the live channel first (it often knows before the
     transcript has the tool_use), the transcript otherwise. The transcript is advanced first,
@@ -156,18 +150,16 @@ def pending_dialog(run: Run) -> Dialog | None:
 
 
 def dialog_answer(*, run: Run, tool_use_id: str, answers: Sequence[Answer], decline: bool = False) -> None:
-    """Generic guards: one answer at a time per run, for the dialog pending *now* (re-read
-    under the lock), so a stale or second submit is refused and nothing is sent.
+    """Generic guards: one answer at a time per run, one answer ever per dialog, for the dialog
+    pending *now* (re-read after the claim), so a stale or second submit is refused and
+    nothing is sent. The claim is a database row, so it holds across lab's workers.
 
     `decline` declines the dialog; it reaches the provider as an empty answers sequence."""
     handle = _require_live(run)
     provider = get_provider(run.provider_id)
-    lock = _run_lock(run.pk)
-    if not lock.acquire(blocking=False):
-        raise StaleDialog("Another answer to this dialog is being sent.")
+    claim = _claim_answer(run, tool_use_id)
+    sent = False
     try:
-        if (run.pk, tool_use_id) in _answered:
-            raise StaleDialog("This dialog has already been answered.")
         dialog = pending_dialog(run)
         if dialog is None or dialog.tool_use_id != tool_use_id:
             raise StaleDialog("This dialog is no longer waiting for an answer.")
@@ -177,17 +169,43 @@ def dialog_answer(*, run: Run, tool_use_id: str, answers: Sequence[Answer], decl
             check_answers(dialog, answers)
         try:
             provider.answer_dialog(handle, dialog, answers)
-        except DialogNotAnswerable:
+        except (DialogNotAnswerable, SessionGone):
             raise  # refused before anything was sent: the operator may correct and resubmit
-        except SessionGone:
-            raise
         except Exception:
-            # Keys may have reached the TUI: never offer the same dialog a second sequence.
-            _remember_answered(run.pk, tool_use_id)
+            sent = True  # keys may have reached the TUI: never offer the dialog a second sequence
             raise
-        _remember_answered(run.pk, tool_use_id)
+        sent = True
     finally:
-        lock.release()
+        if sent:
+            DialogAnswer.objects.filter(pk=claim.pk).update(state=DialogAnswer.State.SENT)
+        else:
+            DialogAnswer.objects.filter(pk=claim.pk).delete()
+
+
+# A claim still `sending` after this long belongs to a worker that died mid-answer (an answer
+# is bounded well below it, compat §7): it counts as sent, since some keys may have landed.
+STALE_CLAIM_S = 120
+
+
+def _claim_answer(run: Run, tool_use_id: str) -> DialogAnswer:
+    """Insert the claim or raise StaleDialog. The unique constraints decide between racing
+    workers; nothing in process memory does."""
+    cutoff = timezone.now() - timedelta(seconds=STALE_CLAIM_S)
+    stale = DialogAnswer.objects.filter(run=run, state=DialogAnswer.State.SENDING, created_at__lt=cutoff)
+    stale.update(state=DialogAnswer.State.SENT)
+    try:
+        with transaction.atomic():
+            return DialogAnswer.objects.create(run=run, tool_use_id=tool_use_id)
+    except IntegrityError:
+        pass
+    same = (
+        DialogAnswer.objects.filter(run=run, tool_use_id=tool_use_id).values_list("state", flat=True).first()
+    )
+    if same == DialogAnswer.State.SENT:
+        raise StaleDialog("This dialog has already been answered.")
+    if same is None:  # the run's one in-flight claim is for another dialog
+        raise StaleDialog("Another answer for this run is being sent; try again when it has landed.")
+    raise StaleDialog("Another answer to this dialog is being sent.")
 
 
 def check_answers(dialog: Dialog, answers: Sequence[Answer]) -> None:
@@ -203,23 +221,6 @@ def check_answers(dialog: Dialog, answers: Sequence[Answer]) -> None:
             raise DialogNotAnswerable(f"“{question.prompt or 'The dialog'}”: choose one option.")
         if not answer.choices and not answer.text.strip():
             raise DialogNotAnswerable(f"“{question.prompt or 'The dialog'}”: choose an option.")
-
-
-# Answers already sent, so a second submit for the same dialog is refused even before the
-# transcript records the first (bounded, oldest forgotten: by then the dialog is long gone).
-_answered: set[tuple[int, str]] = set()
-_answered_order: deque[tuple[int, str]] = deque()
-MAX_ANSWERED = 10_000
-
-
-def _remember_answered(run_id: int, tool_use_id: str) -> None:
-    key = (run_id, tool_use_id)
-    if key in _answered:
-        return
-    _answered.add(key)
-    _answered_order.append(key)
-    while len(_answered_order) > MAX_ANSWERED:
-        _answered.discard(_answered_order.popleft())
 
 
 def run_alive(run: Run) -> bool:
@@ -259,14 +260,17 @@ def run_end(*, run: Run) -> None:
 
 def run_state(run: Run, transcript_state: RunState, transcript_dialog: Dialog | None = None) -> RunState:
     """The five-state vocabulary: ended beats everything, a live signal (question,
-    needs_input) beats the transcript's idle/working."""
+    needs_input) beats the transcript's idle/working. A pending approval (a tool-permission
+    prompt) is needs_input with a dialog the page offers; pending_dialog returns it."""
     if run.is_ended:
         return RunState.ENDED
     provider = get_provider(run.provider_id)
     if isinstance(provider, LiveSignals):
         handle = run_handle(run)
-        if provider.pending_dialog(handle) is not None:
-            return RunState.QUESTION
+        pending = provider.pending_dialog(handle)
+        if pending is not None:
+            # A permission prompt blocks the agent on the operator: needs_input, answerable.
+            return RunState.NEEDS_INPUT if pending.kind == DialogKind.APPROVAL else RunState.QUESTION
         blocked = provider.blocked_state(handle)
         if blocked is not None:
             return blocked

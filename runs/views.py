@@ -93,7 +93,7 @@ def _run_context(run: Run) -> dict[str, object]:
         "has_earlier": tail.has_earlier,
         "last_seq": tail.next_seq - 1,
         "state": state,
-        "dialog": services.pending_dialog(run) if state == RunState.QUESTION else None,
+        "dialog": services.pending_dialog(run) if state in services.DIALOG_STATES else None,
         "provider_name": provider.display_name(),
         "form": ReplyForm(),
         "clear_command": _clear_command(run),

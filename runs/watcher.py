@@ -252,7 +252,7 @@ class RunWatcher:
             for message in index.recent(after, PAGE, blocking=not inline):
                 message_html(message, epoch)
             state = services.run_state(run, index.state, index.dialog)
-            if state == RunState.QUESTION:
+            if state in services.DIALOG_STATES:
                 if inline:
                     return None
                 # The live channel often knows of a picker before its tool_use is in the

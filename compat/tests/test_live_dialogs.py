@@ -9,6 +9,7 @@ comparison the backstop makes. COMPAT-dialogs.md §7 and §8 name these tests.
 from __future__ import annotations
 
 import json
+import os
 import time
 from typing import Any
 
@@ -224,21 +225,58 @@ def test_multiselect_options_only(scripted_model, manual_run):
 PLAN = "# Plan\n\n1. Create hello.txt\n2. Write hello into it\n"
 
 
-def test_plan_approve_row_0_auto_accept(scripted_model, plan_run):
+def mode_on_next_prompt(run: AdapterRun, prompt: str) -> str:
+    """The permission mode the CLI left the session in: the next prompt's user entry records
+    it (`permissionMode`), and any `permission-mode` entry written since must agree."""
+    path = run.provider.locate_transcript(run.handle)
+    start = _size(path)
+    run.provider.reply(run.handle, prompt)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        with open(path, "rb") as f:
+            f.seek(start)
+            entries = [json.loads(raw) for raw in f.read().splitlines() if raw.strip()]
+        user = [
+            e for e in entries if e.get("type") == "user" and e.get("message", {}).get("content") == prompt
+        ]
+        if user:
+            mode = user[0]["permissionMode"]
+            recorded = {e["permissionMode"] for e in entries if e.get("type") == "permission-mode"}
+            assert recorded <= {mode}, f"permission-mode entries {recorded} vs the prompt's {mode}"
+            return mode
+        time.sleep(0.1)
+    raise AssertionError(f"the prompt {prompt!r} was not recorded")
+
+
+def _size(path: str) -> int:
+    try:
+        return os.stat(path).st_size
+    except FileNotFoundError:
+        return 0
+
+
+# compat §7: each plan row, by the permission mode it leaves (a wrong row mapping fails here).
+
+
+def test_plan_approve_row_0_switches_to_auto_mode(scripted_model, plan_run):
     scripted_model.script.add(when("PLAN1", plan_turns(PLAN, after="Approved, coding.")))
     dialog, entry, _ = answer(plan_run, "PLAN1 please", [Answer(choices=(recipes.PLAN_APPROVE_AUTO,))])
     assert dialog.kind == DialogKind.PLAN and dialog.body.strip() == PLAN.strip()
+    assert dialog.options[recipes.PLAN_APPROVE_AUTO].label == "Approve — switch to auto mode"
     assert isinstance(entry["toolUseResult"], dict) and entry["toolUseResult"]["plan"] == PLAN
     settle_turn(plan_run, "Approved, coding.")
     assert backstop_warnings(plan_run, dialog.tool_use_id) == []
+    assert mode_on_next_prompt(plan_run, "which mode now") == "auto"
 
 
-def test_plan_approve_row_1_review_each_edit(scripted_model, plan_run):
+def test_plan_approve_row_1_asks_before_each_action(scripted_model, plan_run):
     scripted_model.script.add(when("PLAN1", plan_turns(PLAN, after="Approved, manual.")))
     dialog, entry, _ = answer(plan_run, "PLAN1 please", [Answer(choices=(recipes.PLAN_APPROVE_MANUAL,))])
+    assert dialog.options[recipes.PLAN_APPROVE_MANUAL].label == "Approve — ask before each action"
     assert isinstance(entry["toolUseResult"], dict) and entry["toolUseResult"]["plan"] == PLAN
     settle_turn(plan_run, "Approved, manual.")
     assert backstop_warnings(plan_run, dialog.tool_use_id) == []
+    assert mode_on_next_prompt(plan_run, "which mode now") == "default"  # the UI's "manual"
 
 
 def test_plan_reject_with_feedback(scripted_model, plan_run):
@@ -250,14 +288,16 @@ def test_plan_reject_with_feedback(scripted_model, plan_run):
     assert entry["message"]["content"][0]["is_error"] is True
     settle_turn(plan_run, "Revising.")
     assert backstop_warnings(plan_run, dialog.tool_use_id) == []
+    assert mode_on_next_prompt(plan_run, "which mode now") == "plan"
 
 
-def test_plan_reject_refine_is_esc(scripted_model, plan_run):
+def test_plan_reject_keep_planning_is_esc(scripted_model, plan_run):
     scripted_model.script.add(when("PLAN1", plan_turns(PLAN, after="never")))
     dialog, entry, _ = answer(plan_run, "PLAN1 please", [Answer(choices=(recipes.PLAN_REJECT_REFINE,))])
     assert entry["toolUseResult"] == "User rejected tool use"
     plan_run.wait(lambda r: r.last.state == RunState.IDLE, timeout=20, what="idle after the rejection")
     assert backstop_warnings(plan_run, dialog.tool_use_id) == []
+    assert mode_on_next_prompt(plan_run, "which mode now") == "plan"
 
 
 def test_plan_without_a_plan_file_approves_with_its_own_recipe(scripted_model, plan_run):
@@ -265,6 +305,8 @@ def test_plan_without_a_plan_file_approves_with_its_own_recipe(scripted_model, p
     dialog, entry, _ = answer(plan_run, "PLAN0 please", [Answer(choices=(recipes.PLAN_APPROVE_MANUAL,))])
     assert dialog.kind == DialogKind.PLAN and not dialog.body
     assert isinstance(entry["toolUseResult"], dict) and entry["toolUseResult"]["plan"] is None
+    settle_turn(plan_run, "Exited plan mode.")
+    assert mode_on_next_prompt(plan_run, "which mode now") == "default"
 
 
 # --- backstop and live signals ----------------------------------------------------------------
@@ -286,20 +328,22 @@ def test_a_wrong_recipe_produces_the_backstop_warning(scripted_model, manual_run
     assert "Green" in warning and "Blue" in warning
 
 
-def test_a_bash_permission_prompt_is_needs_input_until_resolved(scripted_model, manual_run):
+def test_a_bash_permission_prompt_is_an_approval_until_answered_in_the_terminal(scripted_model, manual_run):
     bash = tool_use("Bash", {"command": "touch x.txt", "description": "touch"})
     scripted_model.script.add(when("BASH1", bash, text("done")))
     manual_run.provider.reply(manual_run.handle, "BASH1 please")
     deadline = time.monotonic() + 40
-    while manual_run.provider.blocked_state(manual_run.handle) != RunState.NEEDS_INPUT:
-        assert time.monotonic() < deadline, "no permission_prompt notification"
-        time.sleep(0.2)
-    assert manual_run.provider.pending_dialog(manual_run.handle) is None  # lab never answers it
-    # The operator, attached to the terminal, approves it (Enter on "1. Yes", compat §12).
+    while (dialog := manual_run.provider.pending_dialog(manual_run.handle)) is None:
+        assert time.monotonic() < deadline, "no PermissionRequest approval"
+        time.sleep(0.05)
+    assert dialog.kind == DialogKind.APPROVAL and dialog.body == "touch x.txt"
+    assert manual_run.provider.blocked_state(manual_run.handle) is None  # the dialog stands for it
+    # The operator, attached to the terminal, approves it there (Enter on "1. Yes", compat §7).
     Tmux(manual_run.handle.tmux_socket).send_keys(manual_run.handle.tmux_session, "Enter")
     manual_run.wait(
         lambda r: "done" in r.texts(MessageKind.ASSISTANT_TEXT), timeout=30, what="the Bash result"
     )
+    assert manual_run.provider.pending_dialog(manual_run.handle) is None
     assert manual_run.provider.blocked_state(manual_run.handle) is None
 
 

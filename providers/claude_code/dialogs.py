@@ -1,28 +1,40 @@
-"""Claude Code's dialogs as lab sees them: the stable plan labels, and answer intents.
+"""Claude Code's dialogs as lab sees them: the stable plan labels, the tool-permission
+prompts (approvals) and answer intents.
 
 No Django. The plan picker's own row texts drift (compat §5: row 1 reads "Yes, and use auto
 mode" or "Yes, and switch to BYPASS PERMISSIONS …"), so lab shows these semantic labels and
-couples each to a row index, never to the TUI's text.
+couples each to a row index, never to the TUI's text. A permission prompt's rows depend on the
+tool and on the suggestions its PermissionRequest hook carries (compat §7 "Approvals"): lab
+offers the rows pinned for that shape, each labelled by what it does, keyed by its row.
 """
 
 from __future__ import annotations
 
+import difflib
 import enum
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import PurePosixPath
+from typing import Any
 
 from providers.schema import Answer, Dialog, DialogKind, Option
 
-PLAN_APPROVE_AUTO = "Approve — auto-accept edits"  # compat §5 row 1
-PLAN_APPROVE_MANUAL = "Approve — review each edit"  # compat §5 row 2
-PLAN_REJECT_FEEDBACK = "Reject with feedback"  # compat §5 row 3 + typed feedback
-PLAN_REJECT_REFINE = "Reject — refine the plan"  # compat §5 Esc: rejected, no feedback
+# Labelled by what the CLI does after each row, re-derived from the live 2.1.328 picker and
+# checked by the permission mode each one leaves (compat §7, test_live_dialogs.py plan rows).
+PLAN_APPROVE_AUTO = "Approve — switch to auto mode"  # row 1 "Yes, and use auto mode"
+PLAN_APPROVE_MANUAL = "Approve — ask before each action"  # row 2 "Yes, manually approve edits"
+PLAN_REJECT_FEEDBACK = "Reject with feedback"  # row 3 "Tell Claude what to change" + text
+PLAN_REJECT_REFINE = "Reject — keep planning"  # Esc: rejected, no feedback, still in plan mode
+
+# The permission mode each plan row leaves the session in (live-verified per row; the
+# backstop checks the approvals against the transcript's auto_mode attachment).
+PLAN_LEAVES_MODE = ("auto", "default", "plan", "plan")
 
 PLAN_OPTIONS: tuple[Option, ...] = (
-    Option(PLAN_APPROVE_AUTO),
-    Option(PLAN_APPROVE_MANUAL),
-    Option(PLAN_REJECT_FEEDBACK),
-    Option(PLAN_REJECT_REFINE),
+    Option(PLAN_APPROVE_AUTO, "Claude Code runs its actions without asking you (auto mode)."),
+    Option(PLAN_APPROVE_MANUAL, "Claude Code asks you before each edit and command (manual mode)."),
+    Option(PLAN_REJECT_FEEDBACK, "It stays in plan mode and revises the plan.", takes_text=True),
+    Option(PLAN_REJECT_REFINE, "It stays in plan mode."),
 )
 
 ASK_TOOL = "AskUserQuestion"
@@ -40,7 +52,8 @@ class Intent:
 
     `answers` pairs each question's text with the expected outcome: a frozenset of labels for a
     multi-select (free text counts as one more label, compat §4), else the chosen label or the
-    free text. A plan carries `plan_decision` and, for a rejection with feedback, `feedback`.
+    free text. A plan or an approval carries `plan_decision` (approve = allow) and, for a
+    rejection with feedback, `feedback`.
     """
 
     tool_use_id: str
@@ -48,14 +61,22 @@ class Intent:
     answers: tuple[tuple[str, str | frozenset[str]], ...] = ()
     plan_decision: PlanDecision | None = None
     feedback: str = ""
+    plan_mode: str = ""  # an approved plan: the permission mode it must leave ("auto", "default")
 
 
 def intent_for(dialog: Dialog, answers: Sequence[Answer]) -> Intent:
     """The intent of positional `answers` to `dialog` (answers[i] answers all_questions[i])."""
+    if dialog.kind == DialogKind.APPROVAL:
+        option = dialog.options[answers[0].choices[0]] if answers and answers[0].choices else None
+        allow = option is not None and option.key.startswith(ALLOW)
+        feedback = answers[0].text.strip() if option is not None and option.takes_text else ""
+        decision = PlanDecision.APPROVE if allow else PlanDecision.REJECT
+        return Intent(dialog.tool_use_id, dialog.kind, plan_decision=decision, feedback=feedback)
     if dialog.kind == DialogKind.PLAN:
         choice = answers[0].choices[0] if answers and answers[0].choices else 0
         if choice in (0, 1):
-            return Intent(dialog.tool_use_id, dialog.kind, plan_decision=PlanDecision.APPROVE)
+            mode = PLAN_LEAVES_MODE[choice]
+            return Intent(dialog.tool_use_id, dialog.kind, plan_decision=PlanDecision.APPROVE, plan_mode=mode)
         feedback = answers[0].text.strip() if choice == 2 and answers else ""
         return Intent(dialog.tool_use_id, dialog.kind, plan_decision=PlanDecision.REJECT, feedback=feedback)
     expected: list[tuple[str, str | frozenset[str]]] = []
@@ -67,3 +88,106 @@ def intent_for(dialog: Dialog, answers: Sequence[Answer]) -> Intent:
         else:
             expected.append((question.prompt, labels[0] if labels else answer.text.strip()))
     return Intent(dialog.tool_use_id, dialog.kind, answers=tuple(expected))
+
+
+# --- tool-permission prompts (compat §7 "Approvals") -------------------------------------------
+
+# Option keys: "<action>@<row>" names what the option does and the 0-based picker row it plays
+# (recipes.approval_recipe). "deny" is Esc, no row.
+ALLOW = "allow"
+ALLOW_ONCE = "allow@0"
+DENY = "deny"
+FEEDBACK_ROW = {"Bash": 3, "Write": 2, "Edit": 2}  # the "No" row; Tab there takes feedback
+
+# compat §7: Bash's rows are 1. Yes / 2. <the first suggestion> / 3. Yes, and switch to auto
+# mode / 4. No; Write and Edit's are 1. Yes / 2. Yes, and switch to accept edits … for this
+# session / 3. No. Row 2 of Bash is offered only for an addRules suggestion on Bash itself (the
+# one that stops the next identical prompt, live-verified); "always allow access to <dir>"
+# (addDirectories) did not stop it, so lab does not offer that row. Auto mode (row 3) is not
+# offered: it cannot be verified offline (compat §4 test-bed note).
+
+
+def approval_dialog(
+    tool_use_id: str, tool_name: str, tool_input: Mapping[str, Any], suggestions: object
+) -> Dialog:
+    """The approval a PermissionRequest asks for: what is asked (prompt, header = the tool,
+    body = the command, the new file or the edit's diff) and the rows lab offers for it."""
+    prompt, body = _asked(tool_name, tool_input)
+    options = [Option("Allow once", "Run it this time; ask again next time.", key=ALLOW_ONCE)]
+    first = suggestions[0] if isinstance(suggestions, list) and suggestions else None
+    if tool_name == "Bash" and isinstance(first, dict) and _bash_rule(first):
+        rule = _bash_rule(first)
+        options.append(
+            Option(
+                f"Allow, and don't ask again for “{rule}” in this project",
+                "Claude Code saves the rule in the project's local settings.",
+                key="allow-rule@1",
+            )
+        )
+    if tool_name in ("Write", "Edit"):
+        options.append(
+            Option(
+                "Allow, and accept every edit for the rest of the session",
+                "Claude Code switches to accept-edits mode: file edits no longer ask.",
+                key="allow-edits@1",
+            )
+        )
+    if tool_name in FEEDBACK_ROW:
+        options.append(
+            Option(
+                "Deny, and tell Claude what to do differently",
+                "The tool does not run; your text goes back to it.",
+                takes_text=True,
+                key=f"deny-feedback@{FEEDBACK_ROW[tool_name]}",
+            )
+        )
+    options.append(Option("Deny", "The tool does not run and the turn stops.", key=DENY))
+    return Dialog(
+        tool_use_id=tool_use_id,
+        kind=DialogKind.APPROVAL,
+        prompt=prompt,
+        header=tool_name,
+        options=tuple(options),
+        free_text=False,
+        body=body,
+    )
+
+
+def _bash_rule(suggestion: Mapping[str, Any]) -> str:
+    """compat §7: {"type":"addRules","rules":[{"toolName":"Bash","ruleContent":"npm test *"}],
+    "behavior":"allow","destination":"localSettings"} → "npm test *"."""
+    if suggestion.get("type") != "addRules" or suggestion.get("behavior") != "allow":
+        return ""
+    rules = suggestion.get("rules")
+    if not isinstance(rules, list) or len(rules) != 1 or not isinstance(rules[0], dict):
+        return ""
+    rule = rules[0]
+    content = rule.get("ruleContent")
+    return content if rule.get("toolName") == "Bash" and isinstance(content, str) else ""
+
+
+def _text(value: object) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _asked(tool_name: str, tool_input: Mapping[str, Any]) -> tuple[str, str]:
+    """(what is asked, in words; the detail the CLI shows under it)."""
+    path = _text(tool_input.get("file_path"))
+    name = PurePosixPath(path).name if path else ""
+    if tool_name == "Bash":
+        reason = _text(tool_input.get("description"))
+        return (f"Run a shell command: {reason}" if reason else "Run a shell command"), _text(
+            tool_input.get("command")
+        )
+    if tool_name == "Write":
+        return f"Create {name or 'a file'} ({path})", _text(tool_input.get("content"))
+    if tool_name == "Edit":
+        old = _text(tool_input.get("old_string")).splitlines()
+        new = _text(tool_input.get("new_string")).splitlines()
+        diff = difflib.unified_diff(old, new, fromfile=name, tofile=name, lineterm="", n=3)
+        everywhere = " (every occurrence)" if tool_input.get("replace_all") is True else ""
+        return f"Edit {name or 'a file'} ({path}){everywhere}", "\n".join(diff)
+    if tool_name == "WebFetch":
+        return f"Fetch {_text(tool_input.get('url'))}", _text(tool_input.get("prompt"))
+    detail = "\n".join(f"{k}: {v}" for k, v in tool_input.items())
+    return f"Use the tool {tool_name}", detail

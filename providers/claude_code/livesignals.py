@@ -1,14 +1,17 @@
 """Claude Code's live channel: what the hook spool says about a run right now (compat §8).
 
 No Django. `fold` turns the spool's hook payloads (oldest first) into a `SpoolView`: the
-dialogs pending (a PreToolUse for AskUserQuestion/ExitPlanMode with no PostToolUse yet), the
+dialogs pending (a PreToolUse for AskUserQuestion/ExitPlanMode with no PostToolUse yet, or a
+PermissionRequest for any other tool: an approval), the
 blocked state (a `permission_prompt` Notification for any other tool), when each picker was
 last signalled (the settle anchor of the recipes), and which files are still needed (sweep).
 
 Facts (compat §8, pinned in COMPAT-dialogs.md §8):
   * PreToolUse carries tool_name, tool_input and tool_use_id; for ExitPlanMode its tool_input
     holds the injected plan, while PostToolUse's tool_input is {} (so the dialog comes from Pre).
-  * PermissionRequest fires for AskUserQuestion, ExitPlanMode and Bash, without a tool_use_id.
+  * PermissionRequest fires for AskUserQuestion, ExitPlanMode and every tool whose permission
+    prompt is about to be drawn (Bash, Write, Edit, WebFetch …), without a tool_use_id: it is
+    paired with the latest PreToolUse of the same tool.
   * Notification(permission_prompt) fires ~6 s after a Bash prompt *or* a picker opens.
   * A declined or rejected tool gets neither PostToolUse nor Stop: the transcript's tool_result
     (fed in as `resolved`) or the next UserPromptSubmit is what ends it.
@@ -21,7 +24,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from providers.claude_code.dialogs import ASK_TOOL, PLAN_TOOL
+from providers.claude_code.dialogs import ASK_TOOL, PLAN_TOOL, approval_dialog
 from providers.claude_code.transcript import dialog_for
 from providers.schema import Dialog
 
@@ -30,7 +33,8 @@ PERMISSION_PROMPT = "permission_prompt"
 # Events after which no picker or permission prompt can still be open: a new prompt was
 # submitted, the turn ended, or the session (re)started or ended (compat §8).
 CLEARING_EVENTS = frozenset({"UserPromptSubmit", "Stop", "SessionStart", "SessionEnd"})
-SWEEP_MIN_AGE_NS = 30 * 1_000_000_000  # never delete what a verifying answer may still look at
+SWEEP_MIN_AGE_NS = 30 * 1_000_000_000
+MAX_PRES = 64  # never delete what a verifying answer may still look at
 
 
 def event_time_ns(event: Mapping[str, Any]) -> int:
@@ -73,6 +77,9 @@ class _Fold:
     pending: OrderedDict[str, PendingDialog] = field(default_factory=OrderedDict)
     posted: set[str] = field(default_factory=set)
     last_pre: dict[str, tuple[str, str]] = field(default_factory=dict)  # tool_name → (id, file)
+    # Recent PreToolUses (id → tool, input, file): a PermissionRequest repeats its tool's input,
+    # which tells two calls of one tool apart when several are issued in one turn.
+    pres: OrderedDict[str, tuple[str, object, str]] = field(default_factory=OrderedDict)
     permission: tuple[str, str, str] | None = None  # (tool_name, tool_use_id, file)
     blocked: tuple[str, str, tuple[str, ...]] | None = None  # (tool_name, tool_use_id, files)
     session_start: str = ""
@@ -81,6 +88,14 @@ class _Fold:
         self.pending.clear()
         self.permission = None
         self.blocked = None
+
+    def paired_pre(self, tool: str, tool_input: object) -> tuple[str, str]:
+        """The PreToolUse a PermissionRequest is about (compat §8: it has no tool_use_id): the
+        latest unanswered one of that tool with the same input, else the tool's latest."""
+        for tool_use_id, (name, pre_input, file) in reversed(self.pres.items()):
+            if name == tool and pre_input == tool_input and tool_use_id not in self.posted:
+                return tool_use_id, file
+        return self.last_pre.get(tool, ("", ""))
 
     def event(self, e: Mapping[str, Any]) -> None:
         name = e.get("hook_event_name")
@@ -95,6 +110,9 @@ class _Fold:
             return
         if name == "PreToolUse" and tool_use_id:
             self.last_pre[tool] = (tool_use_id, file)
+            self.pres[tool_use_id] = (tool, e.get("tool_input"), file)
+            while len(self.pres) > MAX_PRES:
+                self.pres.popitem(last=False)
             if tool in DIALOG_TOOLS and tool_use_id not in self.posted:
                 tool_input = e.get("tool_input")
                 dialog = dialog_for(tool_use_id, tool, tool_input if isinstance(tool_input, dict) else {})
@@ -102,9 +120,23 @@ class _Fold:
                     at = event_time_ns(e)
                     self.pending[tool_use_id] = PendingDialog(dialog, tool, at, at, (file,))
         elif name == "PermissionRequest":
-            pre_id, _ = self.last_pre.get(tool, ("", ""))
+            pre_id, pre_file = self.paired_pre(tool, e.get("tool_input"))
             self.permission = (tool, pre_id, file)
-            if tool in DIALOG_TOOLS and pre_id in self.pending:
+            if tool not in DIALOG_TOOLS and pre_id and pre_id not in self.posted:
+                # compat §7 "Approvals": the permission prompt for any other tool, drawn right
+                # after this hook; answerable from the page until its PostToolUse (allowed),
+                # its transcript tool_result (denied) or a clearing event.
+                tool_input = e.get("tool_input")
+                dialog = approval_dialog(
+                    pre_id,
+                    tool,
+                    tool_input if isinstance(tool_input, dict) else {},
+                    e.get("permission_suggestions"),
+                )
+                at = event_time_ns(e)
+                files = tuple(f for f in (pre_file, file) if f)
+                self.pending[pre_id] = PendingDialog(dialog, tool, at, at, files, shown=True)
+            elif tool in DIALOG_TOOLS and pre_id in self.pending:
                 p = self.pending[pre_id]
                 # The permission request is the picker being shown: the later, better anchor.
                 self.pending[pre_id] = PendingDialog(
@@ -114,8 +146,8 @@ class _Fold:
             if e.get("notification_type") != PERMISSION_PROMPT:
                 return  # idle_prompt and the like say nothing about a blocked tool
             tool_name, pre_id, perm_file = self.permission or ("", "", "")
-            if tool_name in DIALOG_TOOLS or (not tool_name and self.pending):
-                return  # the picker's own reminder: the state is question, not needs_input
+            if tool_name in DIALOG_TOOLS or pre_id in self.pending or (not tool_name and self.pending):
+                return  # the prompt's own reminder: its dialog already stands for it
             files = tuple(f for f in (perm_file, self.last_pre.get(tool_name, ("", ""))[1], file) if f)
             self.blocked = (tool_name, pre_id, files)
         elif name == "PostToolUse":

@@ -327,8 +327,9 @@ class ClaudeCodeProvider(AgentProvider):
         return self.spool_view(run).dialog
 
     def blocked_state(self, run: RunHandle) -> RunState | None:
-        # compat §8: a permission prompt for a tool lab does not answer (Bash …): lab never
-        # answers it for the operator, it shows needs_input and the attach command.
+        # compat §8: a permission prompt lab has no dialog for (no PermissionRequest paired with
+        # a PreToolUse): needs_input and the attach command. With one, pending_dialog offers
+        # the approval; either way only the operator answers it.
         return RunState.NEEDS_INPUT if self.spool_view(run).blocked else None
 
     def change_signature(self, run: RunHandle) -> Hashable:
@@ -445,6 +446,14 @@ class ClaudeCodeProvider(AgentProvider):
             self._settle(run, dialog, recipe.settle)  # from a later anchor if the picker came late
             self._play(tmux, run, recipe)
         if not self._wait_answered(run, dialog.tool_use_id, path, before[0], VERIFY_TIMEOUT_S):
+            if recipe.name.startswith("approval-allow"):
+                # An allowed tool records its result only when it finishes (compat §7): a long
+                # command is not a lost answer.
+                raise ReplyNotDelivered(
+                    "The answer was sent, but Claude Code has recorded no result for the tool "
+                    "yet: it may still be running. The transcript shows the result when it "
+                    "lands; check the terminal with the attach command if it does not."
+                )
             raise ReplyNotDelivered(
                 "The answer was sent but Claude Code has not recorded it. Check the terminal "
                 "with the attach command before answering again."

@@ -23,7 +23,7 @@ import enum
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from providers.claude_code.dialogs import PLAN_OPTIONS
+from providers.claude_code.dialogs import DENY, PLAN_OPTIONS
 from providers.errors import DialogNotAnswerable, InvalidReply
 from providers.sanitize import sanitize_line
 from providers.schema import Answer, Dialog, DialogKind, Question
@@ -102,14 +102,14 @@ def plan_recipe(dialog: Dialog, answer: Answer) -> Recipe:
         raise DialogNotAnswerable("Feedback goes with “Reject with feedback” only.")
     if not has_plan(dialog):
         # compat §7 "no plan file": row 0 approves into default (ask-each-time) mode, which is
-        # lab's "review each edit"; there is neither an auto-accept row nor a feedback row.
+        # lab's "ask before each action"; there is neither an auto-mode row nor a feedback row.
         if choice == PLAN_APPROVE_MANUAL:
             return Recipe("plan-noplan-approve", (key("Enter"),), retry_safe=True)
         if choice == PLAN_REJECT_REFINE:
             return Recipe("plan-noplan-reject", (key("Escape"),), retry_safe=True)
         raise DialogNotAnswerable(
-            "Without a plan file this dialog only offers “Approve — review each edit” "
-            "or “Reject — refine the plan”."
+            "Without a plan file this dialog only offers “Approve — ask before each action” "
+            "or “Reject — keep planning”."
         )
     if choice in (PLAN_APPROVE_AUTO, PLAN_APPROVE_MANUAL):
         return Recipe(f"plan-approve-row{choice}", (*downs(choice), key("Enter")), retry_safe=True)
@@ -120,6 +120,40 @@ def plan_recipe(dialog: Dialog, answer: Answer) -> Recipe:
         # Enter on the empty row 3 would reject *without* feedback (compat §5): refuse it.
         raise DialogNotAnswerable("Write the feedback for “Reject with feedback”.")
     return Recipe("plan-reject-feedback", (*downs(2), paste(text), key("Enter")))
+
+
+# --- tool permissions (compat §7 "Approvals") ---------------------------------------------
+
+
+def approval_recipe(dialog: Dialog, answer: Answer) -> Recipe:
+    """Each option's key names its row (dialogs.approval_dialog). A fresh permission prompt
+    opens on row 0 ("1. Yes"): allow rows are `Down×row, Enter`; Esc denies; the "No" row
+    takes feedback after Tab ("Tab to amend" turns it into "No, and tell Claude what to do
+    differently"), then the text and Enter."""
+    if len(answer.choices) != 1 or not 0 <= answer.choices[0] < len(dialog.options):
+        raise DialogNotAnswerable("Choose one of the options.")
+    option = dialog.options[answer.choices[0]]
+    if not option.takes_text and answer.text.strip():
+        raise DialogNotAnswerable(f"Feedback goes with “{next_feedback_label(dialog)}” only.")
+    if option.key == DENY:
+        return Recipe("approval-deny", (key("Escape"),), retry_safe=True)
+    action, _, row_text = option.key.partition("@")
+    if not row_text.isdigit():
+        raise DialogNotAnswerable("lab has no recipe for that option; answer it in the terminal.")
+    row = int(row_text)
+    if option.takes_text:
+        text = clean_text(answer.text, what="feedback")
+        if not text:
+            raise DialogNotAnswerable(f"Write what to do differently for “{option.label}”.")
+        # Tab redraws the row as a text field: the screen pause before typing into it.
+        return Recipe(
+            f"approval-{action}", (*downs(row), key("Tab", SCREEN_DELAY_S), paste(text), key("Enter"))
+        )
+    return Recipe(f"approval-{action}", (*downs(row), key("Enter")), retry_safe=True)
+
+
+def next_feedback_label(dialog: Dialog) -> str:
+    return next((o.label for o in dialog.options if o.takes_text), "the feedback option")
 
 
 # --- questions (compat §2–§4, §7) ----------------------------------------------------------
@@ -221,6 +255,10 @@ def recipe_for(dialog: Dialog, answers: Sequence[Answer]) -> Recipe:
         return plan_recipe(dialog, answers[0])
     if dialog.kind == DialogKind.QUESTION:
         return question_recipe(dialog, answers)
+    if dialog.kind == DialogKind.APPROVAL:
+        if len(answers) != 1:
+            raise DialogNotAnswerable("A permission prompt takes one answer.")
+        return approval_recipe(dialog, answers[0])
     raise DialogNotAnswerable("lab does not answer this kind of dialog; attach to the terminal.")
 
 

@@ -109,6 +109,7 @@ class ClaudeState:
     corrupt: int = 0  # unreadable lines skipped, over the whole epoch
     oversized: int = 0
     skip_from: int | None = None  # providers.jsonl: inside an oversized line
+    mode_check: tuple[str, str] = ("", "")  # a plan lab approved: (tool_use_id, the mode it expects)
 
 
 @dataclass(slots=True)
@@ -125,6 +126,7 @@ class _Reader:
     queued: deque[str]
     corrupt: int
     oversized: int
+    mode_check: tuple[str, str] = ("", "")
     messages: list[Message] = field(default_factory=list)
     stats: dict[str, int] = field(default_factory=dict)
     lines: int = 0
@@ -143,6 +145,7 @@ class _Reader:
             queued=deque(st.queued, maxlen=MAX_QUEUED),
             corrupt=st.corrupt,
             oversized=st.oversized,
+            mode_check=st.mode_check,
         )
 
     def freeze(self, skip_from: int | None) -> ClaudeState:
@@ -155,6 +158,7 @@ class _Reader:
             corrupt=self.corrupt,
             oversized=self.oversized,
             skip_from=skip_from,
+            mode_check=self.mode_check,
         )
 
     def dialog(self) -> Dialog | None:
@@ -213,7 +217,8 @@ class _Reader:
     def line(self, start: int, raw: bytes) -> None:
         if not raw or raw.isspace():
             return
-        if _cheap_type(raw) in _BOOKKEEPING:
+        cheap = _cheap_type(raw)
+        if cheap in _BOOKKEEPING and not (cheap == b"attachment" and self.mode_check[0]):
             self.bookkeeping += 1
             return
         try:
@@ -238,6 +243,8 @@ class _Reader:
         kind = e.get("type")
         if e.get("isSidechain") is True:
             return  # a subagent's own conversation, not the run's
+        if self.mode_check[0]:
+            self.check_mode(e)
         if kind == "user":
             self.user(e)
         elif kind == "assistant":
@@ -246,6 +253,39 @@ class _Reader:
             self.system(e)
         elif kind == "queue-operation":
             self.queue_operation(e)
+
+    def check_mode(self, e: dict[str, Any]) -> None:
+        """compat §7 (plan rows): right after an approved plan's tool_result, the CLI writes a
+        `plan_mode_exit` attachment, then an `auto_mode` one only when it entered auto mode;
+        the next conversation entry ends the window. A mode other than lab's click is a
+        backstop warning."""
+        tool_use_id, expected = self.mode_check
+        kind = e.get("type")
+        attachment = e.get("attachment") if kind == "attachment" else None
+        if isinstance(attachment, dict):
+            if attachment.get("type") != "auto_mode":
+                return
+            self.mode_check = ("", "")
+            if expected != "auto":
+                self.emit(
+                    MessageKind.LIFECYCLE,
+                    "lab approved the plan to ask before each action, but Claude Code switched to auto mode.",
+                    timestamp=_str(e.get("timestamp")),
+                    native_id=f"{tool_use_id}:backstop",
+                    is_error=True,
+                )
+            return
+        if kind not in ("user", "assistant", "system"):
+            return
+        self.mode_check = ("", "")
+        if expected == "auto":
+            self.emit(
+                MessageKind.LIFECYCLE,
+                "lab approved the plan into auto mode, but Claude Code did not switch to auto mode.",
+                timestamp=_str(e.get("timestamp")),
+                native_id=f"{tool_use_id}:backstop",
+                is_error=True,
+            )
 
     # -- user -----------------------------------------------------------------------------
 
@@ -340,8 +380,20 @@ class _Reader:
         self.settle(RunState.WORKING)
         pending = self.pending.pop(tool_use_id, None)
         intent = self.intents.get(tool_use_id) if self.intents and tool_use_id else None
-        if pending is not None and intent is not None:
+        if intent is not None and intent.kind == DialogKind.APPROVAL:
+            problem = _approval_backstop(intent, block, e)
+            if problem:
+                self.emit(
+                    MessageKind.LIFECYCLE,
+                    problem,
+                    timestamp=stamp,
+                    native_id=f"{tool_use_id}:backstop",
+                    is_error=True,
+                )
+        elif pending is not None and intent is not None:
             problem = _backstop(intent, pending, e, is_error)
+            if not problem and intent.plan_mode and not is_error and isinstance(e.get("toolUseResult"), dict):
+                self.mode_check = (tool_use_id, intent.plan_mode)
             if problem:
                 self.emit(
                     MessageKind.LIFECYCLE,
@@ -717,6 +769,32 @@ def _plan_backstop(
     feedback = _str(e.get("userFeedback")).strip()
     if feedback != intent.feedback:
         return f"Claude Code recorded plan feedback “{feedback}”, lab sent “{intent.feedback}”."
+    return ""
+
+
+# compat §7 "Approvals": a denied tool's result (Esc, or "No" + feedback) opens with this
+# sentence; with feedback it ends "…the user said:\n<feedback>". An allowed tool's result is
+# the tool's own output, an error or not (a failing command is still an allowed one).
+REJECTED_TOOL = "The user doesn't want to proceed with this tool use."
+FEEDBACK_MARK = "the user said:\n"
+
+
+def _approval_backstop(intent: Intent, block: dict[str, Any], e: dict[str, Any]) -> str:
+    content = _result_text(block.get("content"))
+    recorded = e.get("toolUseResult")
+    rejected = content.startswith(REJECTED_TOOL) or (
+        isinstance(recorded, str) and recorded.strip() == USER_REJECTED
+    )
+    if intent.plan_decision == PlanDecision.APPROVE:
+        return "lab allowed the tool but Claude Code recorded a rejection." if rejected else ""
+    if not rejected:
+        return "lab denied the tool but Claude Code ran it."
+    if intent.feedback:
+        _, mark, said = content.partition(FEEDBACK_MARK)
+        if not mark:
+            return "lab sent feedback with the denial but Claude Code recorded a rejection without it."
+        if said.strip() != intent.feedback:
+            return f"Claude Code recorded the feedback “{said.strip()}”, lab sent “{intent.feedback}”."
     return ""
 
 

@@ -5,29 +5,22 @@ from __future__ import annotations
 
 import threading
 import time
+from datetime import timedelta
 
 import pytest
+from django.utils import timezone
 
 from providers.errors import DialogNotAnswerable, StaleDialog
 from providers.schema import Answer
 from providers.testing import fake_raise_dialog
 from runs import services
+from runs.models import DialogAnswer
 
 DIALOG = {"tool_use_id": "toolu_1", "prompt": "Which color?", "options": ["Red", "Green", "Blue"]}
 
 
-@pytest.fixture(autouse=True)
-def _forget_answers():
-    # The answered set is process memory keyed by run pk, and test databases reuse pks.
-    services._answered.clear()
-    services._answered_order.clear()
-    yield
-    services._answered.clear()
-    services._answered_order.clear()
-
-
 @pytest.fixture
-def run(fake_provider, git_repo, db):
+def run(fake_provider, git_repo, transactional_db):
     return services.run_start(provider_id="fake", repository=git_repo, branch="lab/answer-1")
 
 
@@ -164,7 +157,8 @@ def test_a_plan_renders_markdown_above_four_buttons_and_a_feedback_field(authed_
     from providers.schema import Dialog, DialogKind, Option
 
     # Any provider's stable plan labels: the generic form renders whatever it is given.
-    PLAN_OPTIONS = tuple(Option(label=f"Choice {i}") for i in range(4))
+    # The option that takes the operator's text gets the feedback field beside it.
+    PLAN_OPTIONS = tuple(Option(label=f"Choice {i}", takes_text=i == 2) for i in range(4))
 
     body = "# Plan\n\n1. **x**"
     dialog = Dialog(tool_use_id="toolu_p", kind=DialogKind.PLAN, options=PLAN_OPTIONS, body=body)
@@ -173,7 +167,78 @@ def test_a_plan_renders_markdown_above_four_buttons_and_a_feedback_field(authed_
     html = render_to_string("runs/dialog.html", {"run": run, "dialog": dialog, "provider_name": "Fake Agent"})
     assert "<strong>x</strong>" in html
     assert html.count('name="answers-0" value=') == 4
-    assert 'name="answers-0-text"' in html
+    assert 'name="answers-0-text"' in html and "Feedback for “Choice 2”" in html
+    assert 'value="2" class="needs-feedback"' in html
     assert "Fake Agent has a plan" in html
     for option in PLAN_OPTIONS:
         assert option.label in html
+
+
+def test_a_claim_held_by_another_worker_refuses_the_answer(asking, fake_provider):
+    # Another daphne worker is sending an answer: its claim is a row, not this process's memory.
+    DialogAnswer.objects.create(run=asking, tool_use_id="toolu_1")
+    with pytest.raises(StaleDialog, match="being sent"):
+        services.dialog_answer(run=asking, tool_use_id="toolu_1", answers=[Answer(choices=(0,))])
+    assert answers_sent(fake_provider) == []
+
+
+def test_an_answer_sent_by_another_worker_is_already_answered(asking, fake_provider):
+    DialogAnswer.objects.create(run=asking, tool_use_id="toolu_1", state=DialogAnswer.State.SENT)
+    with pytest.raises(StaleDialog, match="already been answered"):
+        services.dialog_answer(run=asking, tool_use_id="toolu_1", answers=[Answer(choices=(0,))])
+    assert answers_sent(fake_provider) == []
+
+
+def test_a_claim_abandoned_by_a_dead_worker_counts_as_sent(asking, fake_provider):
+    old = timezone.now() - timedelta(seconds=services.STALE_CLAIM_S + 1)
+    DialogAnswer.objects.create(run=asking, tool_use_id="toolu_1", created_at=old)
+    with pytest.raises(StaleDialog, match="already been answered"):
+        services.dialog_answer(run=asking, tool_use_id="toolu_1", answers=[Answer(choices=(0,))])
+    assert answers_sent(fake_provider) == []
+
+
+def test_a_refused_answer_releases_its_claim(asking, fake_provider):
+    with pytest.raises(DialogNotAnswerable):
+        services.dialog_answer(run=asking, tool_use_id="toolu_1", answers=[Answer(choices=(9,))])
+    assert not DialogAnswer.objects.filter(run=asking).exists()
+    services.dialog_answer(run=asking, tool_use_id="toolu_1", answers=[Answer(choices=(1,))])
+    assert DialogAnswer.objects.get(run=asking).state == DialogAnswer.State.SENT
+
+
+APPROVAL = {
+    "tool_use_id": "toolu_a",
+    "kind": "approval",
+    "header": "Shell",
+    "prompt": "Run a shell command: tidy up",
+    "body": "rm -rf build/",
+    "free_text": False,
+    "options": ["Allow once", {"label": "Deny with a reason", "takes_text": True}, "Deny"],
+}
+
+
+def test_an_approval_is_needs_input_with_its_dialog_on_the_page(authed_client, run, fake_provider):
+    fake_raise_dialog(run.transcript_path, APPROVAL)
+    body = authed_client.get(f"/runs/{run.pk}/").content.decode()
+    assert 'data-state="needs_input"' in body and "Fake Agent needs input" in body
+    assert '<form class="dialog dialog-approval"' in body and '<pre class="asked">rm -rf build/</pre>' in body
+    assert "Fake Agent asks permission to run a shell command: tidy up" in body
+    assert body.count('name="answers-0" value=') == 3 and "Feedback for “Deny with a reason”" in body
+    assert "that lab does not answer for you" not in body  # this one it offers to the operator
+    assert answers_sent(fake_provider) == []  # offered, never answered without a click
+
+
+def test_an_approval_is_answered_with_the_option_and_its_text(authed_client, run, fake_provider):
+    fake_raise_dialog(run.transcript_path, APPROVAL)
+    data = {"tool_use_id": "toolu_a", "count": "1", "answers-0": "1", "answers-0-text": "keep build/"}
+    r = authed_client.post(f"/runs/{run.pk}/answer/", data)
+    assert r.status_code == 200 and "Deny with a reason" in r.content.decode()
+    assert answers_sent(fake_provider) == [
+        ("answer", ("toolu_a", (Answer(choices=(1,), text="keep build/"),)))
+    ]
+
+
+def test_one_answer_at_a_time_per_run_even_for_another_dialog(asking, fake_provider):
+    DialogAnswer.objects.create(run=asking, tool_use_id="toolu_other")  # in flight elsewhere
+    with pytest.raises(StaleDialog, match="Another answer for this run"):
+        services.dialog_answer(run=asking, tool_use_id="toolu_1", answers=[Answer(choices=(0,))])
+    assert answers_sent(fake_provider) == []

@@ -6,15 +6,27 @@ renders from the transcript.
 
 from __future__ import annotations
 
+import json
 import re
+import subprocess
+import uuid
+from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs
 
 import pytest
 from playwright.sync_api import expect
 
-from compat.scripted_model import ask_user_question, plan_turns, text, when
+from compat.scripted_model import ask_user_question, plan_turns, text, tool_use, when
 from tests.browser.conftest import LabServer, RunPage, screenshot
-from tests.browser.test_chat_browser import assert_contiguous, expect_state, open_run, send, transcript
+from tests.browser.test_chat_browser import (
+    assert_contiguous,
+    expect_state,
+    open_run,
+    send,
+    transcript,
+    wait_until,
+)
 
 pytestmark = pytest.mark.browser
 
@@ -76,7 +88,37 @@ def answer_and_see_the_note(page: Any, submit: Any) -> tuple[str, str]:
     return note, response.request.post_data or ""
 
 
-BACKSTOP = re.compile("lab sent|different answer")
+BACKSTOP = re.compile("lab sent|different answer|lab allowed|lab denied|lab approved")
+PHONE = {"width": 390, "height": 844}
+
+
+def fits_a_phone(page: Any, name: str) -> None:
+    """At 390×844 the dialog renders without horizontal scrolling (the page's own width)."""
+    size = page.viewport_size
+    page.set_viewport_size(PHONE)
+    try:
+        expect(page.locator("#dialog form")).to_be_visible()
+        page.wait_for_function("() => document.documentElement.clientWidth === 390")
+        wide = page.evaluate("() => document.documentElement.scrollWidth")
+        assert wide <= 390, f"the page scrolls sideways at 390 px: {wide} px wide"
+        overflowing = page.evaluate(
+            """() => [...document.querySelectorAll('#dialog *')]
+                 .filter((el) => el.getBoundingClientRect().right > 390.5)
+                 .map((el) => el.tagName + '.' + el.className)"""
+        )
+        assert overflowing == [], overflowing
+        screenshot(page, name)
+    finally:
+        page.set_viewport_size(size)
+
+
+def prompt_mode(lab_server: LabServer, prompt: str) -> str:
+    """The permissionMode the CLI recorded with the user entry of `prompt`."""
+    for path in (lab_server.home / ".claude" / "projects").glob("*/*.jsonl"):
+        for line in path.read_text(errors="replace").splitlines():
+            if f'"content":"{prompt}"' in line and '"permissionMode"' in line:
+                return str(json.loads(line)["permissionMode"])
+    return ""
 
 
 def tool_result(page: Any, needle: str) -> Any:
@@ -155,13 +197,14 @@ def test_a_plan_is_approved_from_the_browser(page: Any, plan_run: RunPage, lab_s
     expect(form.locator('input[name="answers-0-text"]')).to_be_visible()
     buttons = form.locator(".buttons button")
     expect(buttons).to_have_count(4)
-    approve = form.get_by_role("button", name="Approve — review each edit")
+    approve = form.get_by_role("button", name="Approve — ask before each action")
     expect(approve).to_be_visible()
-    expect(form.get_by_role("button", name="Approve — auto-accept edits")).to_be_visible()
+    expect(form.get_by_role("button", name="Approve — switch to auto mode")).to_be_visible()
     screenshot(page, "5-plan")
+    fits_a_phone(page, "5-plan-phone")
 
     note, posted = answer_and_see_the_note(page, approve)
-    assert "answers-0=1" in posted, posted  # row 1: approve, each edit reviewed
+    assert "answers-0=1" in posted, posted  # row 1: approve, then ask before each action
     assert note.startswith("Answer sent."), note
     # The CLI recorded the approval (the ExitPlanMode tool_result), and the model went on.
     expect(tool_result(page, "User has approved your plan")).to_have_count(1)
@@ -175,3 +218,138 @@ def test_a_plan_is_approved_from_the_browser(page: Any, plan_run: RunPage, lab_s
     assert lab_server.transcript_contains("User has approved your plan")
     assert_contiguous(transcript(page))
     screenshot(page, "5-plan-approved")
+    # The mode the button promised: the next prompt is recorded in manual ("default") mode.
+    send(page, "PLAN-MODE-CHECK")
+    expect_state(page, "idle")
+    wait_until(
+        lambda: (
+            lab_server.transcript_contains('"content":"PLAN-MODE-CHECK"')
+            and prompt_mode(lab_server, "PLAN-MODE-CHECK") == "default"
+        ),
+        "the next prompt recorded in default mode",
+    )
+
+
+def test_a_tool_permission_is_allowed_and_denied_from_the_browser(
+    page: Any, chat_run: RunPage, lab_server: LabServer, tmp_path: Path
+) -> None:
+    allowed = tmp_path / f"allowed-{uuid.uuid4().hex[:8]}"
+    denied = tmp_path / f"denied-{uuid.uuid4().hex[:8]}"
+    make = tool_use("Bash", {"command": f"touch {allowed}", "description": "Make a file"})
+    other = tool_use("Bash", {"command": f"touch {denied}", "description": "Make another"})
+    lab_server.model.script.add(
+        when("BASH-ALLOW", make, text("allowed done")), when("BASH-DENY", other, text("denied done"))
+    )
+    open_run(page, chat_run)
+    expect_state(page, "idle")
+    page.evaluate("window.__noReload = true")
+
+    send(page, "BASH-ALLOW please")
+    form = page.locator("#dialog form.dialog-approval")
+    expect(form).to_be_visible(timeout=60_000)
+    # needs_input, with what is asked: the tool, the reason, the command; the CLI's own options.
+    expect(page.locator("#panel")).to_have_attribute("data-state", "needs_input")
+    expect(page.locator("#panel .badge")).to_have_text("Claude Code needs input")
+    expect(form.locator(".prompt")).to_contain_text("Bash")
+    expect(form.locator(".prompt")).to_contain_text("Make a file")
+    expect(form.locator("pre.asked")).to_have_text(f"touch {allowed}")
+    expect(form.get_by_role("button", name="Allow once")).to_be_visible()
+    expect(form.get_by_role("button", name="Deny", exact=True)).to_be_visible()
+    expect(form.get_by_role("button", name="Deny, and tell Claude what to do differently")).to_be_visible()
+    screenshot(page, "6-approval")
+    fits_a_phone(page, "6-approval-phone")
+    assert not allowed.exists()  # nothing runs before the click
+
+    note, posted = answer_and_see_the_note(page, form.get_by_role("button", name="Allow once"))
+    assert "answers-0=0" in posted and note.startswith("Answer sent. You chose: Allow once."), (note, posted)
+    expect(page.locator("#transcript .msg-assistant_text").last).to_have_text("allowed done")
+    expect_state(page, "idle")
+    assert allowed.exists()
+
+    send(page, "BASH-DENY please")
+    form = page.locator("#dialog form.dialog-approval")
+    expect(form.locator("pre.asked")).to_have_text(f"touch {denied}", timeout=60_000)
+    form.locator('input[name="answers-0-text"]').fill("do not make it")
+    _, posted = answer_and_see_the_note(
+        page, form.get_by_role("button", name="Deny, and tell Claude what to do differently")
+    )
+    assert parse_qs(posted)["answers-0-text"] == ["do not make it"], posted
+    expect(tool_result(page, "do not make it")).to_have_count(1)
+    expect(page.locator("#transcript .msg-assistant_text").last).to_have_text("denied done")
+    expect_state(page, "idle")
+    assert not denied.exists()
+    expect(page.locator("#transcript .msg-lifecycle", has_text=BACKSTOP)).to_have_count(0)
+    assert page.evaluate("window.__noReload") is True, "the page reloaded"
+    assert_contiguous(transcript(page))
+
+
+def worktree_of(lab_server: LabServer, branch: str) -> Path:
+    out = subprocess.run(
+        ["git", "-C", str(lab_server.repo), "worktree", "list", "--porcelain"],
+        capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    for block in out.split("\n\n"):
+        lines = dict(line.split(" ", 1) for line in block.splitlines() if " " in line)
+        if lines.get("branch") == f"refs/heads/{branch}":
+            return Path(lines["worktree"])
+    raise AssertionError(f"no worktree for {branch}: {out}")
+
+
+def click_in_approval(page: Any, expected_body: str, button: str) -> str:
+    """Wait for the approval whose detail is `expected_body`, click `button`; the posted form."""
+    form = page.locator("#dialog form.dialog-approval")
+    expect(form.locator("pre.asked")).to_have_text(expected_body, timeout=60_000)
+    expect(page.locator("#panel")).to_have_attribute("data-state", "needs_input")
+    _, posted = answer_and_see_the_note(page, form.get_by_role("button", name=button, exact=True))
+    return posted
+
+
+def test_write_and_edit_permissions_are_allowed_and_denied_from_the_browser(
+    page: Any, chat_run: RunPage, lab_server: LabServer
+) -> None:
+    wt = worktree_of(lab_server, "lab/browser-chat")
+    tag = uuid.uuid4().hex[:8]
+    created, refused, edited = wt / f"created-{tag}.txt", wt / f"refused-{tag}.txt", wt / f"edited-{tag}.txt"
+    edited.write_text("alpha\nbeta\ngamma\n")
+    change = {"file_path": str(edited), "old_string": "beta", "new_string": "BETA"}
+    write_ok = tool_use("Write", {"file_path": str(created), "content": "made\n"})
+    write_no = tool_use("Write", {"file_path": str(refused), "content": "no\n"})
+    lab_server.model.script.add(
+        when(f"W-OK-{tag}", write_ok, text("write ok")),
+        when(f"W-NO-{tag}", write_no, text("write no")),
+        when(f"E-NO-{tag}", tool_use("Edit", change), text("edit no")),
+        when(f"E-OK-{tag}", tool_use("Edit", change), text("edit ok")),
+    )
+    open_run(page, chat_run)
+    expect_state(page, "idle")
+    last = page.locator("#transcript .msg-assistant_text").last
+
+    send(page, f"W-OK-{tag}")
+    click_in_approval(page, "made", "Allow once")
+    expect(last).to_have_text("write ok")
+    assert created.read_text() == "made\n"
+
+    send(page, f"W-NO-{tag}")
+    click_in_approval(page, "no", "Deny")
+    expect_state(page, "idle")
+    assert not refused.exists()
+
+    diff = re.compile(r"-beta\s*\+BETA")
+    send(page, f"E-NO-{tag}")
+    form = page.locator("#dialog form.dialog-approval")
+    expect(form.locator("pre.asked")).to_have_text(diff, timeout=60_000)
+    expect(form.locator(".prompt")).to_contain_text(f"edited-{tag}.txt")
+    form.locator('input[name="answers-0-text"]').fill("leave it lowercase")
+    answer_and_see_the_note(
+        page, form.get_by_role("button", name="Deny, and tell Claude what to do differently")
+    )
+    expect(last).to_have_text("edit no")
+    assert edited.read_text() == "alpha\nbeta\ngamma\n"
+
+    send(page, f"E-OK-{tag}")
+    expect(page.locator("#dialog form.dialog-approval pre.asked")).to_have_text(diff, timeout=60_000)
+    answer_and_see_the_note(page, page.locator("#dialog form").get_by_role("button", name="Allow once"))
+    expect(last).to_have_text("edit ok")
+    assert edited.read_text() == "alpha\nBETA\ngamma\n"
+    expect(page.locator("#transcript .msg-lifecycle", has_text=BACKSTOP)).to_have_count(0)
+    expect_state(page, "idle")

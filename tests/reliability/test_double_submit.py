@@ -19,9 +19,8 @@ N = 20
 
 
 @pytest.fixture
-def run_with_dialog(fake_provider, git_repo, db):
+def run_with_dialog(fake_provider, git_repo, transactional_db):
     run = services.run_start(provider_id="fake", repository=git_repo, branch="lab/dbl")
-    # A fresh id per test: services remembers answered (run id, tool_use_id) pairs process-wide.
     run.tool_use_id = f"toolu_{uuid.uuid4().hex[:12]}"
     fake_raise_dialog(
         run.transcript_path, {"tool_use_id": run.tool_use_id, "prompt": "Which?", "options": ["A", "B"]}
@@ -80,7 +79,7 @@ def test_twenty_concurrent_answers_send_exactly_one_sequence(
     assert sorted(statuses) == [200] + [409] * (N - 1), statuses
 
 
-@pytest.mark.django_db
+@pytest.mark.django_db(transaction=True)
 def test_a_resubmit_after_the_answer_landed_is_409_and_sends_nothing(
     authed_client, run_with_dialog, fake_provider
 ):
@@ -93,7 +92,7 @@ def test_a_resubmit_after_the_answer_landed_is_409_and_sends_nothing(
     assert len([s for s in fake_provider.sent if s[0] == "answer"]) == 1
 
 
-@pytest.mark.django_db
+@pytest.mark.django_db(transaction=True)
 def test_an_answer_for_another_dialog_id_is_409_and_sends_nothing(
     authed_client, run_with_dialog, fake_provider
 ):

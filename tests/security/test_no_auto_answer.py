@@ -5,7 +5,7 @@ an answer, an interrupt) is on an operator's request path — a view that takes 
 one service it calls, the adapter method that service calls. Nothing that reads a signal (the
 hook spool, the transcript, the watcher, the socket) reaches one. Lab cannot even *see* a trust
 dialog: no production code reads the pane. Live: a Bash permission prompt in manual mode leaves
-the run needs_input and the command unrun."""
+the run needs_input, offers the approval on the page, and the command stays unrun until a click."""
 
 from __future__ import annotations
 
@@ -217,22 +217,27 @@ def test_no_production_code_reads_the_pane():
         assert "capture-pane" not in path.read_text(), rel
 
 
-def test_a_permission_notification_makes_needs_input_and_no_dialog():
+def test_a_permission_request_is_offered_to_the_operator_not_answered():
     from providers.claude_code.livesignals import fold
+    from providers.schema import DialogKind
 
     def event(n: int, name: str, **fields: object) -> dict[str, object]:
         return {"hook_event_name": name, "_spool_name": f"{n:020d}-1.json", **fields}
 
     events = [
         event(1, "PreToolUse", tool_name="Bash", tool_use_id="toolu_b", tool_input={"command": "rm -rf /"}),
-        event(2, "PermissionRequest", tool_name="Bash"),
+        event(2, "PermissionRequest", tool_name="Bash", tool_input={"command": "rm -rf /"}),
         event(
             3, "Notification", notification_type="permission_prompt", message="Claude needs your permission"
         ),
     ]
     view = fold(events)
-    assert view.blocked and view.blocked_tool == "Bash"
-    assert view.dialog is None  # nothing lab could answer: the operator attaches
+    # A dialog the page offers (only an operator's POST answers it: the static tests above);
+    # without a PreToolUse to pair with, needs_input and the attach command instead.
+    assert view.dialog is not None and view.dialog.kind == DialogKind.APPROVAL
+    assert view.dialog.body == "rm -rf /"
+    bare = fold([events[1], events[2]])
+    assert bare.dialog is None and bare.blocked and bare.blocked_tool == "Bash"
 
 
 @pytest.mark.django_db

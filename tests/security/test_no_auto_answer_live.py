@@ -1,5 +1,5 @@
 """Case 10, live: the real Claude Code 2.1.328 TUI in manual mode asks to run a Bash command.
-lab shows the run needs_input with the attach command and leaves the prompt alone: the command
+lab shows the run needs_input with the approval offered on the page and leaves the prompt alone: the command
 never runs, whatever lab's watcher, page or socket does meanwhile: a page's socket stays open
 (so the watcher runs), reconnects and says hello again, and the page is loaded, while the CLI
 waits."""
@@ -58,8 +58,7 @@ async def test_a_bash_permission_prompt_leaves_the_run_needs_input_and_unanswere
         await sync_to_async(services.run_reply)(run=run, text="please run the command")
         frames = await frames_until(ws, lambda f: 'data-state="needs_input"' in f, timeout=60)
         panel = frames[-1]
-        assert "tmux -L" in panel  # the copyable attach command
-        assert '<form class="dialog' not in panel  # nothing lab offers to answer
+        assert '<form class="dialog dialog-approval"' in panel  # offered to the operator, not answered
         # lab keeps looking: the watcher runs until the socket is quiet, pages reconnect and say
         # hello again, the run page loads. The prompt stays unanswered all along.
         await drain(ws, quiet=2.0)
@@ -68,9 +67,9 @@ async def test_a_bash_permission_prompt_leaves_the_run_needs_input_and_unanswere
             ws = await ws_open(f"/ws/runs/{run.pk}/", cookie)
             await ws.send_json_to({"type": "hello", "epoch": "", "seq": -1})
             frames = await frames_until(ws, lambda f: 'data-state="needs_input"' in f, timeout=30)
-            assert '<form class="dialog' not in frames[-1]
+            assert '<form class="dialog dialog-approval"' in frames[-1]
             body = (await sync_to_async(authed_client.get)(f"/runs/{run.pk}/")).content.decode()
-            assert 'data-state="needs_input"' in body and '<form class="dialog' not in body
+            assert 'data-state="needs_input"' in body and "tmux -L" in body  # the attach command too
         later = "".join(await drain(ws, quiet=2.0))
         assert set(re.findall(r'id="panel" class="panel" data-state="(\w+)"', later)) <= {"needs_input"}
     finally:

@@ -121,7 +121,7 @@ PLAN_OUTCOMES = [
     ("exitplanmode__approve", 0, ""),
     ("exitplanmode__approve_manual", 1, ""),
     ("exitplanmode__approve_with_feedback_btab", 0, ""),
-    ("exitplanmode__no_plan_file_approve", 0, ""),
+    ("exitplanmode__no_plan_file_approve", 1, ""),  # its "Yes" leaves default (manual) mode
     ("exitplanmode__no_plan_file_no", 3, ""),
     ("exitplanmode__reject", 3, ""),
     ("exitplanmode__reject_feedback", 2, "Please add a step 4 for tests"),
@@ -144,6 +144,11 @@ def test_the_plan_backstop_on_live_outcomes(name: str, choice: int, feedback: st
     assert warnings_for(choice, feedback) == []
     contrary = (3, "") if choice < 2 else (0, "")
     assert warnings_for(*contrary)
+    if choice < 2:
+        # The other approve row leaves another permission mode (the auto_mode attachment, or
+        # its absence): a row mapping swapped between the two approvals warns too.
+        (warning,) = warnings_for(1 - choice, "")
+        assert "auto mode" in warning
 
 
 @pytest.mark.parametrize("name", ["command__project_cmd", "command__skill"])

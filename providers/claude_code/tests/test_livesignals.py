@@ -48,8 +48,10 @@ def pre(tool: str, tool_use_id: str, tool_input: dict[str, object]) -> dict[str,
 
 
 def permission(tool: str) -> dict[str, object]:
+    # compat §8: the payload repeats the tool's input; Bash adds its suggestions.
     extra = {"permission_suggestions": [{"type": "setMode", "mode": "acceptEdits"}]} if tool == "Bash" else {}
-    return {**common("PermissionRequest"), "tool_name": tool, "tool_input": {}, **extra}
+    tool_input = {"command": "touch x", "description": "touch"} if tool == "Bash" else {}
+    return {**common("PermissionRequest"), "tool_name": tool, "tool_input": tool_input, **extra}
 
 
 def post(tool: str, tool_use_id: str, response: object) -> dict[str, object]:
@@ -157,22 +159,35 @@ def test_a_pickers_own_permission_notification_is_not_needs_input(spool):
     assert not spool.view().blocked
 
 
-def test_a_bash_permission_prompt_is_blocked_until_post_tool_use(spool):
-    spool.write(prompt("BASH1"), BASH, permission("Bash"))
-    assert not spool.view().blocked  # the notification (~6 s later) is the signal
-    spool.write(notification())
+def test_a_bash_permission_request_is_an_approval_until_post_tool_use(spool):
+    spool.write(prompt("BASH1"), BASH)
+    assert spool.view().dialog is None  # no prompt is drawn before the PermissionRequest
+    spool.write(permission("Bash"))
+    dialog = spool.view().dialog
+    assert dialog.kind == DialogKind.APPROVAL and dialog.tool_use_id == "toolu_bash"
+    assert dialog.header == "Bash" and dialog.body == "touch x" and "touch" in dialog.prompt
+    spool.write(notification())  # the prompt's own reminder (~6 s later): the dialog stands for it
     view = spool.view()
-    assert view.blocked and view.blocked_tool == "Bash" and view.dialog is None
+    assert view.dialog == dialog and not view.blocked
     spool.write(post("Bash", "toolu_bash", {"stdout": "", "stderr": ""}))
-    assert not spool.view().blocked
+    assert spool.view().dialog is None and not spool.view().blocked
 
 
-def test_a_rejected_bash_is_resolved_by_the_transcript_or_the_next_prompt(spool):
+def test_a_permission_prompt_without_its_pre_tool_use_is_blocked_not_answerable(spool):
+    # Nothing to pair the PermissionRequest with: lab cannot name the tool_use, so it offers no
+    # dialog and shows needs_input with the attach command once the notification comes.
+    spool.write(prompt("BASH1"), permission("Bash"), notification())
+    view = spool.view()
+    assert view.dialog is None and view.blocked and view.blocked_tool == "Bash"
+
+
+def test_a_denied_bash_is_resolved_by_the_transcript_or_the_next_prompt(spool):
     spool.write(prompt("BASH1"), BASH, permission("Bash"), notification())
-    assert spool.view().blocked
+    assert spool.view().dialog is not None
+    assert spool.view(resolved={"toolu_bash"}).dialog is None
     assert not spool.view(resolved={"toolu_bash"}).blocked
     spool.write(prompt("next"))
-    assert not spool.view().blocked
+    assert spool.view().dialog is None and not spool.view().blocked
 
 
 def test_idle_prompt_notifications_block_nothing(spool):
@@ -228,6 +243,9 @@ def test_the_adapter_reports_question_and_needs_input(provider, spool):
     assert provider.pending_dialog(h).tool_use_id == "toolu_ask"
     assert provider.blocked_state(h) is None
     spool.write(post("AskUserQuestion", "toolu_ask", {}), BASH, permission("Bash"), notification())
+    assert provider.pending_dialog(h).kind == DialogKind.APPROVAL  # answerable: no blocked state
+    assert provider.blocked_state(h) is None
+    spool.write(post("Bash", "toolu_bash", {}), permission("Bash"), notification())  # no Pre
     assert provider.pending_dialog(h) is None
     assert provider.blocked_state(h) == RunState.NEEDS_INPUT
 
@@ -314,3 +332,12 @@ def test_the_adapter_arms_the_backstop_with_its_intents(provider):
     provider._record_intent(intent_for(dialog, [Answer(choices=(wrong,))]))
     warnings = backstop()
     assert len(warnings) == 1 and warnings[0].is_error
+
+
+def test_a_permission_request_is_paired_with_the_pre_tool_use_of_the_same_input(spool):
+    # Two Bash calls in one turn: both PreToolUses can come before the first prompt is drawn.
+    first = pre("Bash", "toolu_1", {"command": "touch x", "description": "touch"})
+    second = pre("Bash", "toolu_2", {"command": "rm y", "description": "rm"})
+    spool.write(prompt("TWO"), first, second, permission("Bash"))  # its input: touch x
+    dialog = spool.view().dialog
+    assert dialog.tool_use_id == "toolu_1" and dialog.body == "touch x"

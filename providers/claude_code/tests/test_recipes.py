@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from providers.claude_code import recipes
-from providers.claude_code.dialogs import PLAN_OPTIONS
+from providers.claude_code.dialogs import PLAN_OPTIONS, approval_dialog
 from providers.claude_code.recipes import OpKind, recipe_for
 from providers.errors import DialogNotAnswerable
 from providers.schema import Answer, Dialog, DialogKind, Option, Question
@@ -130,10 +130,10 @@ def test_a_multiselect_inside_a_form_commits_on_its_next_row_and_advances():
 
 def test_plan_label_order_is_lab_stable_order():
     assert [o.label for o in PLAN_OPTIONS] == [
-        "Approve — auto-accept edits",
-        "Approve — review each edit",
+        "Approve — switch to auto mode",
+        "Approve — ask before each action",
         "Reject with feedback",
-        "Reject — refine the plan",
+        "Reject — keep planning",
     ]
 
 
@@ -189,6 +189,83 @@ def test_pacing_constants_are_pinned():
     assert recipes.SCREEN_DELAY_S >= recipes.KEY_DELAY_S
 
 
-def test_approval_dialogs_are_not_answered():
+# compat §7 "Approvals": the PermissionRequest's suggestions as the live 2.1.328 TUI showed them.
+RULE = [{"type": "addRules", "rules": [{"toolName": "Bash", "ruleContent": "python3 *"}], "behavior": "allow",
+         "destination": "localSettings"}]  # fmt: skip
+DIRS = [{"type": "addDirectories", "directories": ["/wt"], "destination": "session"},
+        {"type": "setMode", "mode": "acceptEdits", "destination": "session"}]  # fmt: skip
+EDITS = [{"type": "setMode", "mode": "acceptEdits", "destination": "session"}]
+
+
+def approval(tool: str, tool_input: dict, suggestions: list) -> Dialog:
+    return approval_dialog("toolu_x", tool, tool_input, suggestions)
+
+
+def keys_for(dialog: Dialog, label_start: str, text: str = "") -> list[str]:
+    labels = [o.label for o in dialog.options]
+    index = (
+        labels.index(label_start)
+        if label_start in labels
+        else next(i for i, label in enumerate(labels) if label.startswith(label_start))
+    )
+    return recipe_for(dialog, [Answer(choices=(index,), text=text)]).keys
+
+
+def test_a_bash_prompt_with_a_rule_offers_dont_ask_again_on_row_1():
+    d = approval("Bash", {"command": "python3 -c 1", "description": "Run it"}, RULE)
+    assert d.kind == DialogKind.APPROVAL and d.header == "Bash" and d.body == "python3 -c 1"
+    assert [o.label for o in d.options] == [
+        "Allow once",
+        "Allow, and don't ask again for “python3 *” in this project",
+        "Deny, and tell Claude what to do differently",
+        "Deny",
+    ]
+    assert keys_for(d, "Allow once") == ["Enter"]
+    assert keys_for(d, "Allow, and don't") == ["Down", "Enter"]
+    assert keys_for(d, "Deny, and", "use printf") == [
+        "Down",
+        "Down",
+        "Down",
+        "Tab",
+        "paste:use printf",
+        "Enter",
+    ]
+    assert keys_for(d, "Deny") == ["Escape"]
+
+
+def test_a_bash_prompt_with_a_directory_suggestion_offers_no_always_row():
+    # "always allow access to <dir>" did not stop the next identical prompt (live): not offered.
+    d = approval("Bash", {"command": "touch x"}, DIRS)
+    assert [o.key for o in d.options] == ["allow@0", "deny-feedback@3", "deny"]
+
+
+def test_write_and_edit_offer_accept_edits_for_the_session_and_feedback_on_row_2():
+    w = approval("Write", {"file_path": "/wt/new.txt", "content": "hello\n"}, EDITS)
+    assert w.prompt == "Create new.txt (/wt/new.txt)" and w.body == "hello\n"
+    assert keys_for(w, "Allow, and accept every edit") == ["Down", "Enter"]
+    assert keys_for(w, "Deny, and", "no") == ["Down", "Down", "Tab", "paste:no", "Enter"]
+    e = approval("Edit", {"file_path": "/wt/n.txt", "old_string": "beta", "new_string": "BETA"}, EDITS)
+    assert e.body.splitlines()[-2:] == ["-beta", "+BETA"]
+
+
+def test_an_unknown_tool_offers_allow_once_and_deny_only():
+    d = approval("mcp__srv__do", {"x": 1}, [])
+    assert [o.key for o in d.options] == ["allow@0", "deny"]
+    assert d.prompt == "Use the tool mcp__srv__do" and d.body == "x: 1"
+
+
+def test_approval_feedback_is_required_and_only_on_its_option():
+    d = approval("Bash", {"command": "touch x"}, DIRS)
     with pytest.raises(DialogNotAnswerable):
-        recipe_for(Dialog(tool_use_id="t", kind=DialogKind.APPROVAL, prompt="Run?"), [Answer(choices=(0,))])
+        keys_for(d, "Deny, and", "")
+    with pytest.raises(DialogNotAnswerable):
+        keys_for(d, "Allow once", "some text")
+    with pytest.raises(DialogNotAnswerable):
+        keys_for(d, "Deny, and", "two\nlines")
+
+
+def test_only_bare_key_approval_recipes_are_retry_safe():
+    d = approval("Bash", {"command": "python3 -c 1"}, RULE)
+    safe = {o.key: recipe_for(d, [Answer(choices=(i,), text="x" if o.takes_text else "")]).retry_safe
+            for i, o in enumerate(d.options)}  # fmt: skip
+    assert safe == {"allow@0": True, "allow-rule@1": True, "deny-feedback@3": False, "deny": True}

@@ -359,10 +359,10 @@ def test_a_plan_dialog_uses_the_stable_labels(log: Log) -> None:
     assert dialog is not None and dialog.kind == DialogKind.PLAN
     assert dialog.body == "# Plan\n\n1. a"
     assert [o.label for o in dialog.options] == [
-        "Approve — auto-accept edits",
-        "Approve — review each edit",
+        "Approve — switch to auto mode",
+        "Approve — ask before each action",
         "Reject with feedback",
-        "Reject — refine the plan",
+        "Reject — keep planning",
     ]
     assert dialog.options == PLAN_OPTIONS
     assert result.messages[0].tool_input == "<HOME>/.claude/plans/p.md"
@@ -629,3 +629,53 @@ def test_an_oversized_line_spanning_reads_warns_once(log: Log) -> None:
     assert [m.kind for m in second.messages] == [K.LIFECYCLE, K.USER_TEXT]
     assert f"({len(raw) - 1} bytes)" in second.messages[0].text
     assert second.cursor.provider_state.oversized == 1
+
+
+# -- the approval backstop (compat §7 "Approvals") ---------------------------------------------
+
+REJECTION = (
+    "The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it "
+    "was a file edit, the new_string was NOT written to the file)."
+)
+
+
+def approval_intent(label_key: str, feedback: str = "") -> Intent:
+    from providers.claude_code.dialogs import approval_dialog
+
+    dialog = approval_dialog("toolu_b", "Bash", {"command": "touch x"}, [])
+    index = next(i for i, o in enumerate(dialog.options) if o.key == label_key)
+    return intent_for(dialog, [Answer(choices=(index,), text=feedback)])
+
+
+def backstop(log: Log, intent: Intent, result: dict[str, Any]) -> list[str]:
+    log.add(E.assistant(E.tool_use("toolu_b", "Bash", {"command": "touch x"})), result)
+    read = log.read({"toolu_b": intent})
+    return [m.text for m in read.messages if m.native_id == "toolu_b:backstop"]
+
+
+@pytest.mark.parametrize(
+    ("key", "feedback", "content", "warns"),
+    [
+        ("allow@0", "", "(Bash completed with no output)", False),
+        ("allow@0", "", "Exit code 1\nboom", False),  # an allowed command that fails is still allowed
+        ("allow@0", "", REJECTION + " STOP what you are doing", True),
+        ("deny", "", REJECTION + " STOP what you are doing", False),
+        ("deny", "", "(Bash completed with no output)", True),
+        (
+            "deny-feedback@3",
+            "use printf",
+            REJECTION + " To tell you how to proceed, the user said:\nuse printf",
+            False,
+        ),
+        (
+            "deny-feedback@3",
+            "use printf",
+            REJECTION + " To tell you how to proceed, the user said:\nuse echo",
+            True,
+        ),
+        ("deny-feedback@3", "use printf", REJECTION + " STOP what you are doing", True),
+    ],
+)
+def test_the_approval_backstop(log: Log, key: str, feedback: str, content: str, warns: bool) -> None:
+    result = E.tool_result("toolu_b", content, is_error=content.startswith(("Exit", "The user")))
+    assert bool(backstop(log, approval_intent(key, feedback), result)) == warns

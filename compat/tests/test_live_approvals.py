@@ -1,0 +1,192 @@
+"""Live: tool-permission prompts (manual mode) answered through the production path.
+
+The dialog comes from the adapter (the PermissionRequest hook paired with its PreToolUse), the
+answer goes through ClaudeCodeProvider.answer_dialog with the pinned approval recipes, and the
+assertion is on the worktree (the file exists or not) and on what the CLI recorded: the
+tool_result, the next prompt's permission mode, a second identical call running without a
+prompt. COMPAT-dialogs.md §7 "Approvals" names these tests.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from compat.adapter import AdapterRun
+from compat.scripted_model import text, tool_use, when
+from compat.tests.test_live_dialogs import _spawn, backstop_warnings, recorded
+from providers.claude_code.spool import spool_events
+from providers.schema import Answer, Dialog, DialogKind, MessageKind, RunState
+from providers.tmux import Tmux
+
+pytestmark = pytest.mark.live
+
+
+@pytest.fixture
+def manual_run(settings, claude_home, tmp_path):
+    env = {k: v for k, v in claude_home.env.items() if k not in ("HOME", "PATH", "TERM", "LANG")}
+    settings.LAB_AGENT_HOME = str(claude_home.home)
+    settings.LAB_AGENT_ENV = env
+    run = _spawn(tmp_path, claude_home, "default")
+    yield run
+    Tmux(run.handle.tmux_socket).kill_server()
+
+
+def raise_approval(run: AdapterRun, prompt: str, timeout: float = 60.0) -> Dialog:
+    run.provider.reply(run.handle, prompt)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        dialog = run.provider.pending_dialog(run.handle)
+        if dialog is not None:
+            assert dialog.kind == DialogKind.APPROVAL, dialog
+            return dialog
+        time.sleep(0.05)
+    raise AssertionError(f"no approval appeared: {run.messages[-6:]!r}\n{run.pane()}")
+
+
+def option(dialog: Dialog, label: str) -> int:
+    labels = [o.label for o in dialog.options]
+    if label in labels:
+        return labels.index(label)
+    return next(i for i, lab in enumerate(labels) if lab.startswith(label))
+
+
+def answer(run: AdapterRun, prompt: str, label: str, feedback: str = "") -> tuple[Dialog, dict[str, Any]]:
+    dialog = raise_approval(run, prompt)
+    run.provider.answer_dialog(run.handle, dialog, [Answer(choices=(option(dialog, label),), text=feedback)])
+    return dialog, recorded(run, dialog.tool_use_id)
+
+
+def result_text(entry: dict[str, Any]) -> str:
+    block = next(b for b in entry["message"]["content"] if b.get("type") == "tool_result")
+    content = block.get("content")
+    return content if isinstance(content, str) else "".join(c.get("text", "") for c in content)
+
+
+def settle(run: AdapterRun, after: str) -> None:
+    run.wait(
+        lambda r: after in r.texts(MessageKind.ASSISTANT_TEXT) and r.last.state == RunState.IDLE,
+        timeout=30,
+        what=f"the turn after the answer ({after})",
+    )
+
+
+def permission_requests(run: AdapterRun) -> list[dict[str, Any]]:
+    return [e for e in spool_events(run.handle.spool_dir) if e.get("hook_event_name") == "PermissionRequest"]
+
+
+def next_prompt_mode(run: AdapterRun, prompt: str) -> str:
+    """The permission mode the CLI records on the next prompt (its user entry's permissionMode)."""
+    run.provider.reply(run.handle, prompt)
+    run.wait(lambda r: prompt in r.texts(MessageKind.USER_TEXT), timeout=30, what="the next prompt")
+    for line in reversed(Path(run.provider.locate_transcript(run.handle)).read_text().splitlines()):
+        if f'"content":"{prompt}"' in line and '"permissionMode"' in line:
+            return json.loads(line)["permissionMode"]
+    raise AssertionError("the next prompt carries no permissionMode")
+
+
+def bash(command: str, description: str = "Run it") -> Any:
+    return tool_use("Bash", {"command": command, "description": description})
+
+
+REJECTED = "The user doesn't want to proceed with this tool use."
+
+
+def test_bash_allowed_runs_and_denied_does_not(scripted_model, manual_run, claude_home):
+    wt = claude_home.worktree
+    scripted_model.script.add(when("BASH-A", bash("touch allowed.txt", "Create a file"), text("a done")))
+    scripted_model.script.add(when("BASH-D", bash("touch denied.txt"), text("d done")))
+    dialog, entry = answer(manual_run, "BASH-A go", "Allow once")
+    assert dialog.header == "Bash" and dialog.body == "touch allowed.txt" and "Create a file" in dialog.prompt
+    assert (wt / "allowed.txt").exists() and not result_text(entry).startswith(REJECTED)
+    settle(manual_run, "a done")
+    assert backstop_warnings(manual_run, dialog.tool_use_id) == []
+    dialog, entry = answer(manual_run, "BASH-D go", "Deny")
+    assert result_text(entry).startswith(REJECTED) and not (wt / "denied.txt").exists()
+    manual_run.wait(lambda r: r.last.state == RunState.IDLE, timeout=20, what="idle after the denial")
+    assert manual_run.provider.pending_dialog(manual_run.handle) is None
+    assert backstop_warnings(manual_run, dialog.tool_use_id) == []
+
+
+def test_bash_denied_with_feedback_tells_claude(scripted_model, manual_run, claude_home):
+    scripted_model.script.add(when("BASH-F", bash("touch nope.txt"), text("f done")))
+    dialog, entry = answer(manual_run, "BASH-F go", "Deny, and tell Claude", feedback="use printf instead")
+    assert result_text(entry).startswith(REJECTED) and result_text(entry).endswith("use printf instead")
+    assert not (claude_home.worktree / "nope.txt").exists()
+    settle(manual_run, "f done")  # the model is called again with the feedback
+    assert backstop_warnings(manual_run, dialog.tool_use_id) == []
+
+
+def test_bash_dont_ask_again_lets_the_identical_call_run_without_a_prompt(
+    scripted_model, manual_run, claude_home
+):
+    wt = claude_home.worktree
+    command = "python3 -c \"open('ruled.txt', 'a').write('x')\""
+    scripted_model.script.add(when("RULE-1", bash(command), text("r1 done")))
+    scripted_model.script.add(when("RULE-2", bash(command), text("r2 done")))
+    dialog, _ = answer(manual_run, "RULE-1 go", "Allow, and don't ask again")
+    (asked_for,) = permission_requests(manual_run)
+    rule = asked_for["permission_suggestions"][0]["rules"][0]["ruleContent"]
+    assert f"“{rule}”" in dialog.options[1].label  # the rule the CLI itself suggested
+    settle(manual_run, "r1 done")
+    assert (wt / "ruled.txt").read_text() == "x"
+    asked = len(permission_requests(manual_run))
+    manual_run.provider.reply(manual_run.handle, "RULE-2 go")
+    settle(manual_run, "r2 done")
+    assert (wt / "ruled.txt").read_text() == "xx"  # it ran a second time …
+    assert len(permission_requests(manual_run)) == asked  # … without a permission prompt
+    assert backstop_warnings(manual_run, dialog.tool_use_id) == []
+
+
+def test_write_allowed_creates_the_file_and_denied_does_not(scripted_model, manual_run, claude_home):
+    wt = claude_home.worktree
+    new = {"file_path": str(wt / "new.txt"), "content": "hello\nworld\n"}
+    scripted_model.script.add(when("WRITE-A", tool_use("Write", new), text("w done")))
+    other = {"file_path": str(wt / "other.txt"), "content": "no\n"}
+    scripted_model.script.add(when("WRITE-D", tool_use("Write", other), text("wd done")))
+    dialog, _ = answer(manual_run, "WRITE-A go", "Allow once")
+    assert dialog.header == "Write" and dialog.body == "hello\nworld\n" and "new.txt" in dialog.prompt
+    settle(manual_run, "w done")
+    assert (wt / "new.txt").read_text() == "hello\nworld\n"
+    dialog, entry = answer(manual_run, "WRITE-D go", "Deny, and tell Claude", feedback="call it else")
+    assert result_text(entry).endswith("call it else") and not (wt / "other.txt").exists()
+    settle(manual_run, "wd done")
+    assert backstop_warnings(manual_run, dialog.tool_use_id) == []
+
+
+def test_edit_allowed_changes_the_file_and_denied_does_not(scripted_model, manual_run, claude_home):
+    notes = claude_home.worktree / "notes.txt"
+    notes.write_text("alpha\nbeta\ngamma\n")
+    edit = {"file_path": str(notes), "old_string": "beta", "new_string": "BETA"}
+    scripted_model.script.add(when("EDIT-D", tool_use("Edit", edit), text("ed done")))
+    scripted_model.script.add(when("EDIT-A", tool_use("Edit", edit), text("ea done")))
+    dialog, entry = answer(manual_run, "EDIT-D go", "Deny")
+    assert dialog.header == "Edit" and dialog.body.splitlines()[-2:] == ["-beta", "+BETA"]
+    assert result_text(entry).startswith(REJECTED) and notes.read_text() == "alpha\nbeta\ngamma\n"
+    manual_run.wait(lambda r: r.last.state == RunState.IDLE, timeout=20, what="idle after the denial")
+    dialog, _ = answer(manual_run, "EDIT-A go", "Allow once")
+    settle(manual_run, "ea done")
+    assert notes.read_text() == "alpha\nBETA\ngamma\n"
+    assert backstop_warnings(manual_run, dialog.tool_use_id) == []
+
+
+def test_accept_every_edit_switches_to_accept_edits_and_the_next_edit_runs_unasked(
+    scripted_model, manual_run, claude_home
+):
+    wt = claude_home.worktree
+    first = {"file_path": str(wt / "one.txt"), "content": "1\n"}
+    second = {"file_path": str(wt / "two.txt"), "content": "2\n"}
+    scripted_model.script.add(when("EDITS-1", tool_use("Write", first), text("e1 done")))
+    scripted_model.script.add(when("EDITS-2", tool_use("Write", second), text("e2 done")))
+    dialog, _ = answer(manual_run, "EDITS-1 go", "Allow, and accept every edit")
+    settle(manual_run, "e1 done")
+    asked = len(permission_requests(manual_run))
+    assert next_prompt_mode(manual_run, "EDITS-2 go") == "acceptEdits"
+    settle(manual_run, "e2 done")
+    assert (wt / "one.txt").exists() and (wt / "two.txt").exists()
+    assert len(permission_requests(manual_run)) == asked
+    assert backstop_warnings(manual_run, dialog.tool_use_id) == []
