@@ -170,9 +170,7 @@ NOT_A_HELLO = [
     {"type": "dialog_answer", "answers": [["0"]]},
     {"type": "send_keys", "keys": ["Enter"]},
     {"text": "no type at all"},
-    ["hello"],
-    "hello",
-]
+]  # a frame that is no JSON object closes the socket instead (tests/security/test_ws_frames.py)
 
 
 @pytest.mark.django_db(transaction=True)
