@@ -7,6 +7,7 @@ answer comes back through the transcript (read-through), never echoed locally.
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 import secrets
 import threading
@@ -224,14 +225,61 @@ def _remember_answered(run_id: int, tool_use_id: str) -> None:
 
 def run_alive(run: Run) -> bool:
     """The run's own TUI is still there. A session of the same name on a restarted tmux server
-    is not it: the pane's pid must be the one recorded at spawn."""
+    is not it: the pane's pid must be the one recorded at spawn. A pane kept after its program
+    exited (remain-on-exit, for the exit reason) is not alive either."""
     if run.is_ended:
         return False
-    pid = Tmux(run.tmux_socket).pane_pid(run.tmux_session)
-    return pid is not None and (run.tmux_pane_pid is None or pid == run.tmux_pane_pid)
+    value = Tmux(run.tmux_socket).pane_format(run.tmux_session, "#{pane_pid} #{pane_dead}")
+    if value is None:
+        return False
+    pid, _, dead = value.partition(" ")
+    if dead == "1" or not pid.isdigit():
+        return False
+    return run.tmux_pane_pid is None or int(pid) == run.tmux_pane_pid
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class RunExit:
+    """How the agent's process ended, when lab saw it go: its exit status and the last lines
+    its terminal showed (the CLI's own words on why, e.g. a failed start)."""
+
+    status: int | None
+    output: str
+
+
+def exit_file(run: Run) -> Path:
+    return Path(settings.LAB_RUNS_DIR) / str(run.pk) / "exit.json"
+
+
+def run_exit(run: Run) -> RunExit | None:
+    """The recorded exit of an ended run; None when lab did not see the process exit (the
+    operator ended it, or the session vanished with its tmux server)."""
+    try:
+        data = json.loads(exit_file(run).read_text())
+    except (OSError, ValueError):
+        return None
+    status = data.get("status")
+    return RunExit(status=status if isinstance(status, int) else None, output=str(data.get("output", "")))
+
+
+def _record_exit(run: Run) -> None:
+    """If the run's program has exited and tmux kept its pane, keep the pane's last lines and
+    exit status for the run page, then close the session (it has nothing more to show)."""
+    tmux = Tmux(run.tmux_socket)
+    dead = tmux.pane_exit(run.tmux_session)
+    if dead is None or (run.tmux_pane_pid is not None and dead[0] != run.tmux_pane_pid):
+        return
+    path = exit_file(run)
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        tmp = path.with_name(f".exit-{secrets.token_hex(4)}")
+        tmp.write_text(json.dumps({"status": dead[1], "output": tmux.final_output(run.tmux_session)}))
+        tmp.replace(path)
+    tmux.kill_session(run.tmux_session)
 
 
 def run_mark_ended(*, run: Run) -> None:
+    _record_exit(run)
     with transaction.atomic():
         updated = Run.objects.filter(pk=run.pk, ended_at__isnull=True).update(ended_at=timezone.now())
     if updated:

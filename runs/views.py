@@ -92,6 +92,7 @@ def _run_context(run: Run) -> dict[str, object]:
         "has_earlier": tail.has_earlier,
         "last_seq": tail.next_seq - 1,
         "state": state,
+        "exit": services.run_exit(run) if run.is_ended else None,
         "dialog": services.pending_dialog(run) if state == RunState.QUESTION else None,
         "provider_name": provider.display_name(),
         "form": ReplyForm(),
@@ -137,6 +138,9 @@ def run_commands(request: HttpRequest, run_id: int) -> HttpResponse:
 @require_GET
 def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
     run = get_object_or_404(Run, pk=run_id)
+    if not run.is_ended and not services.run_alive(run):
+        # The page opens on the truth (and the exit reason) without waiting for the watcher.
+        services.run_mark_ended(run=run)
     return render(request, "runs/detail.html", _run_context(run))
 
 
