@@ -3,7 +3,7 @@ from __future__ import annotations
 from django.contrib.auth.forms import SetPasswordForm
 
 
-class OperatorPasswordForm(SetPasswordForm):  # type: ignore[type-arg]
+class OperatorPasswordForm(SetPasswordForm):
     """Django's form puts the password validators' verdict (too short, too common) under the
     confirmation field; here it sits under the password it is about. A mismatch stays under
     the confirmation."""
