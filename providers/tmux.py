@@ -68,12 +68,13 @@ class Tmux:
         own environment, inherited from lab, never leaks into the agent). Returns the pane pid."""
         env_args = [f"{k}={v}" for k, v in env.items()]
         command = ["/usr/bin/env", "-i", *env_args, *argv]
-        # remain-on-exit in the same client command as the session, before the program can
-        # exit: a CLI that dies at start leaves its pane (and its last words) for final_output.
+        # remain-on-exit (on lab's own server, for every window) set in the same client command,
+        # before the session exists: a CLI that dies at once still leaves its pane, and its last
+        # words, for final_output.
         args = (
+            "set-option", "-wg", "remain-on-exit", "on", ";",
             "new-session", "-d", "-P", "-F", "#{pane_pid}", "-s", check_name(name),
             "-x", str(width), "-y", str(height), "-c", cwd, "--", *command,
-            ";", "set-option", "-w", "-t", self._pane(name), "remain-on-exit", "on",
         )  # fmt: skip
         for attempt in range(3):
             try:
@@ -112,7 +113,7 @@ class Tmux:
         value = self.pane_format(name, "#{pane_dead} #{pane_pid} #{pane_dead_status}")
         if value is None or not value.startswith("1 "):
             return None
-        _, pid, status = (value.split() + [""])[:3]
+        _, pid, status = [*value.split(), ""][:3]
         return int(pid), int(status) if status.lstrip("-").isdigit() else None
 
     def final_output(self, name: str, *, lines: int = 40) -> str:

@@ -74,7 +74,10 @@ def run_new(request: HttpRequest) -> HttpResponse:
                 options=form.spawn_options(),
                 choices=form.choices(),
             )
-        except (worktrees.WorktreeError, ProviderError, SeedError) as exc:
+        except worktrees.WorktreeError as exc:
+            # Next to the field it is about (the branch in use, the unknown ref, the name).
+            form.add_error(exc.field if exc.field in form.fields else None, str(exc))
+        except (ProviderError, SeedError) as exc:
             form.add_error(None, str(exc))
         else:
             return redirect(run)
@@ -93,6 +96,7 @@ def _run_context(run: Run) -> dict[str, object]:
         "last_seq": tail.next_seq - 1,
         "state": state,
         "exit": services.run_exit(run) if run.is_ended else None,
+        "worktree_users": services.worktree_users(run) if run.is_ended else [],
         "dialog": services.pending_dialog(run) if state == RunState.QUESTION else None,
         "provider_name": provider.display_name(),
         "form": ReplyForm(),
@@ -237,7 +241,7 @@ async def run_interrupt(request: HttpRequest, run_id: int) -> HttpResponse:
 def run_remove_worktree(request: HttpRequest, run_id: int) -> HttpResponse:
     run = get_object_or_404(Run, pk=run_id)
     confirm = request.POST.get("confirm") == "1"
-    context: dict[str, object] = {"run": run}
+    context: dict[str, object] = {"run": run, "worktree_users": services.worktree_users(run)}
     try:
         services.run_remove_worktree(run=run, confirm=confirm)
     except worktrees.UncommittedChanges as exc:

@@ -225,7 +225,7 @@ def _grant_api_key(state: dict[str, Any], api_key: str | None) -> bool:
         raise ConfigRefused(f"The CLI config's {API_KEY_RESPONSES!r} is not an object; lab leaves it alone.")
     approved, rejected = responses.setdefault("approved", []), responses.setdefault("rejected", [])
     if not isinstance(approved, list) or not isinstance(rejected, list):
-        raise ConfigRefused(f"The CLI config's {API_KEY_RESPONSES!r} lists are not lists; lab leaves them alone.")
+        raise ConfigRefused(f"The CLI config's {API_KEY_RESPONSES!r} holds no lists; lab leaves it alone.")
     if tail in approved and tail not in rejected:
         return False
     if tail not in approved:

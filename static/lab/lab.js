@@ -59,7 +59,8 @@
   // A failed send (4xx/5xx) still swaps the composer: it carries the error and the draft.
   document.addEventListener("htmx:beforeSwap", function (evt) {
     const elt = evt.detail.requestConfig && evt.detail.requestConfig.elt;
-    if (elt && (elt.id === "composer" || elt.closest && elt.closest("#dialog"))) {
+    // The worktree area too: a 409 carries the uncommitted files and the confirm button.
+    if (elt && (elt.id === "composer" || elt.closest && (elt.closest("#dialog") || elt.closest("#worktree")))) {
       if (evt.detail.xhr.status >= 400) { evt.detail.shouldSwap = true; evt.detail.isError = false; }
     }
   });
