@@ -88,16 +88,24 @@ def _grant_first_run(worktree: Path, home: Path, api_key: str | None) -> list[Pa
 
     Touches only hasCompletedOnboarding, customApiKeyResponses (the key's tail added to
     approved, removed from rejected) and projects[<realpath>].{hasTrustDialogAccepted,
-    hasCompletedProjectOnboarding}; every other key is preserved. Returns the files written
+    hasCompletedProjectOnboarding}, for the worktree and its repository's main checkout;
+    every other key is preserved. Returns the files written
     (the config, and the one-generation backup the first time lab changes an existing file).
     """
-    key = os.path.realpath(worktree)
+    keys = [os.path.realpath(worktree)]
+    # COMPAT-seeding §7: in a linked worktree whose committed settings pre-approve tool
+    # permissions, 2.1.328 asks for trust again unless the repository's main checkout is
+    # trusted. The operator chose this repository for the run: its committed files are the
+    # same in every worktree, so lab trusts the repository, not only the worktree.
+    if (main := _main_checkout(Path(keys[0]))) is not None and main != keys[0]:
+        keys.append(main)
     # Write through a symlinked config (dotfile managers) instead of replacing the link.
     config = Path(os.path.realpath(Path(home) / CONFIG_NAME))
     for _ in range(_RETRIES):
         raw, fingerprint = _read(config)
         state = _parse(raw, config)
-        changed = [_grant_onboarding(state), _grant_api_key(state, api_key), _grant(state, key)]
+        changed = [_grant_onboarding(state), _grant_api_key(state, api_key)]
+        changed += [_grant(state, key) for key in keys]
         if not any(changed):
             return []
         written = _backup(config, raw)
@@ -204,6 +212,21 @@ def _parse(raw: bytes | None, config: Path) -> dict[str, Any]:
     if not isinstance(state, dict):
         raise ConfigRefused(f"{config} is not a JSON object; lab leaves it alone.")
     return state
+
+
+def _main_checkout(worktree: Path) -> str | None:
+    """The main work tree of the repository `worktree` belongs to (realpath); None outside
+    git or for a bare repository."""
+    cp = subprocess.run(
+        ["git", "rev-parse", "--path-format=absolute", "--git-common-dir"],
+        cwd=worktree,
+        capture_output=True,
+        text=True,
+    )
+    common = Path(cp.stdout.strip())
+    if cp.returncode != 0 or common.name != ".git":
+        return None
+    return os.path.realpath(common.parent)
 
 
 def _grant_onboarding(state: dict[str, Any]) -> bool:

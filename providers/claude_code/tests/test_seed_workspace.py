@@ -284,3 +284,19 @@ def test_the_provider_approves_only_the_key_lab_passes(settings, home, wt, monke
     settings.LAB_AGENT_ENV = {"ANTHROPIC_API_KEY": KEY}
     ClaudeCodeProvider().seed_workspace(wt)
     assert config(home)["customApiKeyResponses"]["approved"] == [KEY[-20:]]
+
+
+def test_a_linked_worktree_trusts_its_repository_too(home, tmp_path):
+    """COMPAT-seeding §7: settings that pre-approve permissions need the main checkout trusted."""
+    import subprocess
+
+    repo = tmp_path / "repo"
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid"]
+    subprocess.run([*git, "init", "-q", str(repo)], check=True)
+    subprocess.run([*git, "commit", "-q", "--allow-empty", "-m", "x"], cwd=repo, check=True)
+    subprocess.run(
+        [*git, "worktree", "add", "-q", "-b", "run", str(tmp_path / "linked")], cwd=repo, check=True
+    )
+    seed_workspace(tmp_path / "linked", home=home)
+    projects = config(home)["projects"]
+    assert projects == {str((tmp_path / "linked").resolve()): TRUST, str(repo.resolve()): TRUST}
