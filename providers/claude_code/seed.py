@@ -217,12 +217,15 @@ def _parse(raw: bytes | None, config: Path) -> dict[str, Any]:
 def _main_checkout(worktree: Path) -> str | None:
     """The main work tree of the repository `worktree` belongs to (realpath); None outside
     git or for a bare repository."""
-    cp = subprocess.run(
-        ["git", "rev-parse", "--path-format=absolute", "--git-common-dir"],
-        cwd=worktree,
-        capture_output=True,
-        text=True,
-    )
+    try:
+        cp = subprocess.run(
+            ["git", "rev-parse", "--path-format=absolute", "--git-common-dir"],
+            cwd=worktree,
+            capture_output=True,
+            text=True,
+        )
+    except OSError:  # no such folder (yet): nothing to look up
+        return None
     common = Path(cp.stdout.strip())
     if cp.returncode != 0 or common.name != ".git":
         return None
