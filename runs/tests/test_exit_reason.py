@@ -62,7 +62,8 @@ def test_the_run_page_shows_why_the_agent_exited(authed_client, dying_run):
     body = authed_client.get(f"/runs/{dying_run.pk}/").content.decode()
     # The page found the dead pane itself (nobody marked the run ended before).
     assert 'class="badge state-ended"' in body
-    assert re.search(r'class="exit-reason".*exited( with status 1)?\. What its terminal showed last', body, re.S)
+    shown = r'class="exit-reason".*exited( with status 1)?\. What its terminal showed last'
+    assert re.search(shown, body, re.S)
     assert "Unable to connect to the service" in body
 
 
