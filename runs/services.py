@@ -159,8 +159,9 @@ def _run_name(name: str, branch: str) -> str:
 
 
 def _run_worktree(repository: Path, branch: str, name: str, base_ref: str | None) -> Path:
-    """The branch's worktree: a new one lab makes, or one lab made before that no live run
-    uses. Never the operator's own checkout, never a folder another run works in."""
+    """The branch's worktree: a new one lab makes, or an existing linked worktree of the
+    branch that no live run uses. Never the operator's main checkout, never a folder another
+    live run works in."""
     path = worktrees_root() / f"{name}-{secrets.token_hex(3)}"
     found = worktrees.worktree_find(repository, branch)
     if found is None:
@@ -172,11 +173,10 @@ def _run_worktree(repository: Path, branch: str, name: str, base_ref: str | None
                 )
             return worktrees.worktree_checkout(repository=repository, branch=branch, path=path)
         return worktrees.worktree_create(repository=repository, branch=branch, path=path, base_ref=base_ref)
-    if not found.is_relative_to(worktrees_root().resolve()):
-        where = "your main checkout" if found == worktrees.main_worktree(repository) else "a worktree"
+    if found == worktrees.main_worktree(repository):
         raise worktrees.BranchInUse(
-            f"Branch {branch!r} is checked out in {where} ({found}), which lab did not make. lab "
-            "never runs an agent or seeds files in your own checkout: choose a new branch name."
+            f"Branch {branch!r} is checked out in your main checkout ({found}). lab never runs an "
+            "agent or seeds files there: choose a new branch name."
         )
     for other in Run.objects.live().filter(worktree=str(found)):
         if _in_use(other):

@@ -153,6 +153,19 @@ def test_a_cli_that_exits_at_start_shows_its_reason(fresh, settings, authed_clie
 # --- controls: what 2.1.328 does on a fresh HOME without each seeded key (COMPAT-seeding §7) ---
 
 
+def _probe_env(home: Path, base_url: str) -> dict[str, str]:
+    """The CLI's whole environment for a probe started by hand (no lab in between)."""
+    return {
+        "HOME": str(home),
+        "PATH": "/usr/local/bin:/usr/bin:/bin",
+        "TERM": "xterm-256color",
+        "LANG": "C.UTF-8",
+        **OFFLINE,
+        "ANTHROPIC_BASE_URL": base_url,
+        "ANTHROPIC_API_KEY": KEY,
+    }
+
+
 @pytest.fixture
 def probe(tmp_path, scripted_model):
     started: list[LiveTUI] = []
@@ -164,17 +177,7 @@ def probe(tmp_path, scripted_model):
         if config is not None:
             text_ = json.dumps(config).replace("WORKTREE", str(wt))
             (home / ".claude.json").write_text(text_)
-        env = {
-            "HOME": str(home),
-            "PATH": "/usr/local/bin:/usr/bin:/bin",
-            "TERM": "xterm-256color",
-            "LANG": "C.UTF-8",
-            **OFFLINE,
-            "ANTHROPIC_BASE_URL": scripted_model.url,
-            "ANTHROPIC_API_KEY": KEY,
-            **extra_env,
-        }
-        tui = LiveTUI(env, wt)
+        tui = LiveTUI({**_probe_env(home, scripted_model.url), **extra_env}, wt)
         started.append(tui)
         return tui.start("--permission-mode", "manual")
 
@@ -185,7 +188,8 @@ def probe(tmp_path, scripted_model):
 
 def test_control_without_onboarding_the_cli_exits_with_its_reason(probe):
     tui = probe(None, HTTPS_PROXY=f"http://127.0.0.1:{_closed_port()}")
-    tui.wait_pane(r"Pane is dead \(status 1", timeout=60)
+    dead = lambda: tui.tmux("display-message", "-p", "-t", tui.target, "#{pane_dead}").stdout.strip() == "1"  # noqa: E731
+    _wait(dead, timeout=60, what="the CLI to exit")
     assert NO_SERVICE_RE in tui.pane()
 
 
@@ -251,16 +255,7 @@ def test_control_permissions_in_the_repository_need_the_main_checkout_trusted(
         "projects": {str(linked): {"hasTrustDialogAccepted": True}},
     }
     (home / ".claude.json").write_text(json.dumps(config))
-    env = {
-        "HOME": str(home),
-        "PATH": "/usr/local/bin:/usr/bin:/bin",
-        "TERM": "xterm-256color",
-        "LANG": "C.UTF-8",
-        **OFFLINE,
-        "ANTHROPIC_BASE_URL": scripted_model.url,
-        "ANTHROPIC_API_KEY": KEY,
-    }
-    with LiveTUI(env, linked) as tui:
+    with LiveTUI(_probe_env(home, scripted_model.url), linked) as tui:
         tui.start("--permission-mode", "manual")
         tui.wait_pane(r"pre-approves 1 tool permission in \.claude/settings\.json", timeout=60)
         assert re.search(TRUST_DIALOG_RE, tui.pane())
