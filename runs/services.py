@@ -79,6 +79,11 @@ def run_start(
     with _starting():
         name = _run_name(name, branch)
         worktree = _run_worktree(repository, branch, name, base_ref)
+        if seed:
+            worktree_seed(provider_id=provider_id, worktree=worktree, choices=choices)
+        guard = agent_guard_env(provider_id=provider_id, worktree=worktree, choices=choices)
+        # The row claims the name and the worktree; the spawn follows at once (a page that
+        # finds a live run without its session would take it for ended).
         run = Run.objects.create(
             name=name,
             provider_id=provider_id,
@@ -91,13 +96,6 @@ def run_start(
             attribution=choices.attribution,
             project_mcp=choices.project_servers.value,
         )
-    try:
-        if seed:
-            worktree_seed(provider_id=provider_id, worktree=worktree, choices=choices)
-        guard = agent_guard_env(provider_id=provider_id, worktree=worktree, choices=choices)
-    except Exception:
-        run.delete()  # nothing started: the form says why, no ended run is left behind
-        raise
     try:
         return _run_spawn(run, provider_id=provider_id, guard=guard)
     except Exception:
