@@ -5,6 +5,9 @@ button: the page must show them (htmx does not swap an error response by itself)
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -48,3 +51,21 @@ def test_the_name_rule_is_checked_before_submitting(page: Any, lab_server: LabSe
     page.get_by_role("button", name="Start").click()
     assert page.eval_on_selector("[name=name]", "e => e.validity.patternMismatch") is True
     expect(page).to_have_url(lab_server.url + "/runs/new/")
+
+
+def test_an_agent_that_exits_shows_why_without_a_reload(page: Any, lab_server: LabServer) -> None:
+    """The watcher sees the CLI's process exit and pushes the panel with what its terminal
+    showed last (tmux kept the dead pane for it)."""
+    run = start_run(page, lab_server.repo, "lab/browser-exits")
+    page.wait_for_function("() => window.__ws && window.__ws.opens >= 1")
+    target = f"={run.tmux_session}:"
+    shown = subprocess.run(
+        ["tmux", "-L", lab_server.tmux_socket, "display-message", "-p", "-t", target, "#{pane_pid}"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    os.kill(int(shown.stdout), signal.SIGTERM)
+    expect(page.locator("#panel")).to_have_attribute("data-state", "ended", timeout=LIVE_TIMEOUT_MS)
+    expect(page.locator("#panel .exit-reason")).to_contain_text("Claude Code exited")
+    expect(page.locator("#panel .exit-reason pre")).not_to_be_empty()
