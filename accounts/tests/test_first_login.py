@@ -102,3 +102,10 @@ def test_password_errors_sit_under_the_field_they_are_about(client):
     body = client.post("/account/password/", mismatch).content.decode()
     assert "didn’t match" in _errors_under(body, "new_password2")
     assert "didn’t match" not in _errors_under(body, "new_password1")
+
+
+@pytest.mark.django_db
+def test_the_first_start_names_the_username(capsys, settings):
+    settings.BIND_HOST = "127.0.0.1"
+    call_command("serve", "--no-exec")
+    assert "Your username is 'operator'" in capsys.readouterr().out
