@@ -41,6 +41,11 @@ class LoginLink(models.Model):
         return token
 
     @classmethod
+    def peek(cls, token: str) -> LoginLink | None:
+        """The open link for `token`, without using it (the page names whom it logs in)."""
+        return cls.objects.redeemable().select_related("user").filter(digest=_digest(token)).first()
+
+    @classmethod
     def redeem(cls, token: str) -> LoginLink | None:
         """Marks the link used in the same UPDATE that finds it, so two clicks log in once."""
         now = timezone.now()

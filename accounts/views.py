@@ -4,7 +4,7 @@ from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.contrib.auth.decorators import login_not_required
-from django.contrib.auth.forms import AuthenticationForm, SetPasswordForm
+from django.contrib.auth.forms import AuthenticationForm
 from django.contrib.auth.views import LoginView, redirect_to_login
 from django.http import HttpRequest, HttpResponse, HttpResponseForbidden
 from django.shortcuts import redirect, render
@@ -12,6 +12,7 @@ from django.urls import reverse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods
 
+from accounts.forms import OperatorPasswordForm
 from accounts.models import LoginLink
 from accounts.ratelimit import login_attempt_check, login_failed, login_succeeded
 
@@ -67,7 +68,10 @@ def admin_login(request: HttpRequest, extra_context: object = None) -> HttpRespo
 def login_link(request: HttpRequest, token: str) -> HttpResponse:
     # GET shows a button, POST redeems: a link preview or prefetch must not burn the link.
     if request.method == "GET":
-        return render(request, "accounts/login_link.html")
+        link = LoginLink.peek(token)
+        if link is None:
+            return render(request, "accounts/login_link.html", {"invalid": True}, status=410)
+        return render(request, "accounts/login_link.html", {"username": link.user.get_username()})
     link = LoginLink.redeem(token)
     if link is None:
         return render(request, "accounts/login_link.html", {"invalid": True}, status=410)
@@ -84,10 +88,10 @@ def login_link(request: HttpRequest, token: str) -> HttpResponse:
 def set_password(request: HttpRequest) -> HttpResponse:
     user = request.user
     assert isinstance(user, AbstractBaseUser)  # LoginRequiredMiddleware: never anonymous here
-    form = SetPasswordForm(user, request.POST or None)
+    form = OperatorPasswordForm(user, request.POST or None)
     if request.method == "POST" and form.is_valid():
         form.save()
         login(request, user, backend="django.contrib.auth.backends.ModelBackend")
         messages.success(request, "Password set.")
         return redirect("runs:list")
-    return render(request, "accounts/set_password.html", {"form": form})
+    return render(request, "accounts/set_password.html", {"form": form, "username": user.get_username()})

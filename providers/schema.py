@@ -145,10 +145,13 @@ class AuthFlow:
 
 @dataclass(frozen=True, slots=True)
 class AuthStatus:
-    logged_in: bool
+    logged_in: bool  # the agent has a credential to start with (a run may start)
     method: str = ""
     account: str = ""  # e.g. an email; "" when unknown
     detail: str = ""
+    # False: a credential is configured, but nothing has shown yet that the service accepts it
+    # (an API key in the agent's environment); the page says "configured", not "logged in".
+    verified: bool = True
 
 
 @dataclass(frozen=True, slots=True)

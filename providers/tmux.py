@@ -90,7 +90,11 @@ class Tmux:
             raise
 
     def _new_session(self, name: str, *, cwd: str, command: Sequence[str], width: int, height: int) -> int:
+        # remain-on-exit (on lab's own server, for every window) set in the same client command,
+        # before the session exists: a CLI that dies at once still leaves its pane, and its last
+        # words, for final_output.
         args = (
+            "set-option", "-wg", "remain-on-exit", "on", ";",
             "new-session", "-d", "-P", "-F", "#{pane_pid}", "-s", check_name(name),
             "-x", str(width), "-y", str(height), "-c", cwd, "--", *command,
         )  # fmt: skip
@@ -124,6 +128,27 @@ class Tmux:
         proc = self._run("display-message", "-p", "-t", self._pane(name), f"#{{pane_id}} {fmt}", check=False)
         pane_id, _, value = proc.stdout.decode().rstrip("\n").partition(" ")
         return value.strip() if proc.returncode == 0 and pane_id.startswith("%") else None
+
+    def pane_exit(self, name: str) -> tuple[int, int | None] | None:
+        """(pane pid, exit status) once the pane's program has exited (the pane stays, by
+        remain-on-exit); None while it runs or when the session is gone. tmux's own state."""
+        value = self.pane_format(name, "#{pane_dead} #{pane_pid} #{pane_dead_status}")
+        if value is None or not value.startswith("1 "):
+            return None
+        _, pid, status = [*value.split(), ""][:3]
+        return int(pid), int(status) if status.lstrip("-").isdigit() else None
+
+    def final_output(self, name: str, *, lines: int = 40) -> str:
+        """The last `lines` non-blank lines a dead pane shows, for the operator to read (why the
+        program exited). Shown verbatim, never parsed: lab learns state from tmux's flags and
+        the agent's own files, not from the screen."""
+        proc = self._run("capture-pane", "-p", "-J", "-S", "-500", "-t", self._pane(name), check=False)
+        if proc.returncode != 0:
+            return ""
+        rows = [row.rstrip() for row in proc.stdout.decode(errors="replace").splitlines()]
+        # tmux's own footer on a dead pane ("Pane is dead (status 1, <date>)") is not the program's.
+        rows = [row for row in rows if row.strip() and not row.startswith("Pane is dead (")]
+        return "\n".join(rows[-lines:])
 
     def list_sessions(self) -> list[str]:
         proc = self._run("list-sessions", "-F", "#{session_name}", check=False)

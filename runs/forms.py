@@ -9,6 +9,7 @@ from django.conf import settings
 from providers.registry import all_providers, get_provider
 from providers.schema import ProjectServers, WorkspaceChoices
 from runs import worktrees
+from runs.services import RUN_NAME_RE, RUN_NAME_RULE
 from seeding.services import default_choices
 
 
@@ -21,7 +22,19 @@ class NewRunForm(forms.Form):
     base_ref = forms.CharField(
         max_length=200, required=False, help_text="Start from this ref (default: HEAD)."
     )
-    name = forms.CharField(max_length=48, required=False)
+    name = forms.CharField(
+        max_length=48,
+        required=False,
+        help_text="Letters, digits, '.', '_' and '-', starting with a letter or digit (at most 48). "
+        "Empty: the branch's last part, made unique among the live runs.",
+        # The browser checks the rule before submitting; the server checks it again.
+        widget=forms.TextInput(
+            attrs={
+                "pattern": "[A-Za-z0-9][A-Za-z0-9._\\-]{0,47}",
+                "title": "Letters, digits, '.', '_' and '-', starting with a letter or digit",
+            }
+        ),
+    )
     attribution = forms.BooleanField(
         required=False,
         label="Attribution in commits",
@@ -76,6 +89,12 @@ class NewRunForm(forms.Form):
             return worktrees.validate_branch(self.cleaned_data["branch"].strip())
         except worktrees.InvalidName as exc:
             raise forms.ValidationError(str(exc)) from None
+
+    def clean_name(self) -> str:
+        name = self.cleaned_data["name"].strip()
+        if name and not RUN_NAME_RE.match(name):
+            raise forms.ValidationError(f"A run name is {RUN_NAME_RULE}.")
+        return name
 
     def choices(self) -> WorkspaceChoices:
         servers = self.cleaned_data["project_mcp"] or default_choices().project_servers

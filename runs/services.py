@@ -6,10 +6,15 @@ answer comes back through the transcript (read-through), never echoed locally.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import datetime
+import fcntl
+import json
 import re
 import secrets
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Iterator, Mapping, Sequence
 from datetime import timedelta
 from pathlib import Path
 
@@ -70,45 +75,127 @@ def run_start(
 ) -> Run:
     """Make (or reuse) the branch's worktree, seed it, and start the agent's TUI in it behind
     the commit guard. `choices` default to the operator's configured ones."""
-    provider = get_provider(provider_id)
+    get_provider(provider_id)  # an unknown provider fails before anything is made
     choices = choices or default_choices()
     repository = Path(repository).resolve()
     worktrees.validate_branch(branch)
-    name = name or branch.rsplit("/", 1)[-1]
-    if not RUN_NAME_RE.match(name):
-        raise worktrees.InvalidName(
-            "A run name is letters, digits, '.', '_' and '-', starting with a letter or digit."
-        )
-    worktree = worktrees.worktree_find(repository, branch)
-    if worktree is None:
-        worktree = worktrees.worktree_create(
-            repository=repository,
+    with _starting():
+        name = _run_name(name, branch)
+        worktree = _run_worktree(repository, branch, name, base_ref)
+        if seed:
+            worktree_seed(provider_id=provider_id, worktree=worktree, choices=choices)
+        guard = agent_guard_env(provider_id=provider_id, worktree=worktree, choices=choices)
+        # The row claims the name and the worktree; the spawn follows at once (a page that
+        # finds a live run without its session would take it for ended).
+        run = Run.objects.create(
+            name=name,
+            provider_id=provider_id,
+            repository=str(repository),
+            worktree=str(worktree),
             branch=branch,
-            path=worktrees_root() / f"{name}-{secrets.token_hex(3)}",
-            base_ref=base_ref,
+            tmux_socket=settings.LAB_TMUX_SOCKET,
+            tmux_session=f"lab-{secrets.token_hex(4)}",  # lab's own name: never a user-supplied target
+            spawn_options=dict(options or {}),
+            attribution=choices.attribution,
+            project_mcp=choices.project_servers.value,
         )
-    if seed:
-        worktree_seed(provider_id=provider_id, worktree=worktree, choices=choices)
-    guard = agent_guard_env(provider_id=provider_id, worktree=worktree, choices=choices)
-    run = Run.objects.create(
-        name=name,
-        provider_id=provider_id,
-        repository=str(repository),
-        worktree=str(worktree),
-        branch=branch,
-        tmux_socket=settings.LAB_TMUX_SOCKET,
-        tmux_session=f"lab-{secrets.token_hex(4)}",  # lab's own name: never a user-supplied target
-        spawn_options=dict(options or {}),
-        attribution=choices.attribution,
-        project_mcp=choices.project_servers.value,
-    )
     try:
-        handle = dataclasses.replace(run_handle(run), env=tuple(guard.items()))
-        result = provider.spawn(handle, run.spawn_options)
+        return _run_spawn(run, provider_id=provider_id, guard=guard)
     except Exception:
         run.ended_at = timezone.now()
         run.save(update_fields=["ended_at"])
         raise
+
+
+# Seeding and spawning take seconds; a run row older than this with no pane was never started.
+SPAWN_GRACE = datetime.timedelta(minutes=2)
+RUN_NAME_RULE = "letters, digits, '.', '_' and '-', starting with a letter or digit, at most 48"
+
+
+class InvalidRunName(worktrees.WorktreeError, ValueError):
+    field = "name"
+
+
+@contextlib.contextmanager
+def _starting() -> Iterator[None]:
+    """One run start at a time on this machine, from the collision checks to the Run row that
+    claims the name and the worktree: two starts for one branch never share a folder."""
+    root = worktrees_root()
+    root.mkdir(parents=True, exist_ok=True)
+    with open(root / ".lab-start.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def _in_use(run: Run) -> bool:
+    """A live run holds its worktree and name; one whose TUI is gone is marked ended now. A run
+    still spawning (no pane pid yet, for SPAWN_GRACE) holds them too."""
+    spawning = run.tmux_pane_pid is None and timezone.now() - run.created_at < SPAWN_GRACE
+    if spawning or run_alive(run):
+        return True
+    run_mark_ended(run=run)
+    return False
+
+
+def _run_name(name: str, branch: str) -> str:
+    """The operator's name, refused when a live run has it; else the branch's last part, made
+    unique among the live runs (-2, -3, …)."""
+    live = Run.objects.live()
+    if name:
+        if not RUN_NAME_RE.match(name):
+            raise InvalidRunName(f"A run name is {RUN_NAME_RULE}.")
+        if any(_in_use(r) for r in live.filter(name=name)):
+            raise InvalidRunName(f"A live run is already called {name!r}: choose another name.")
+        return name
+    base = re.sub(r"[^A-Za-z0-9._-]", "-", branch.rsplit("/", 1)[-1]).lstrip("._-")[:44] or "run"
+    taken = {r.name for r in live.filter(name__startswith=base) if _in_use(r)}
+    candidate, n = base, 1
+    while candidate in taken:
+        n += 1
+        candidate = f"{base}-{n}"
+    return candidate
+
+
+def _run_worktree(repository: Path, branch: str, name: str, base_ref: str | None) -> Path:
+    """The branch's worktree: a new one lab makes, or an existing linked worktree of the
+    branch that no live run uses. Never the operator's main checkout, never a folder another
+    live run works in."""
+    path = worktrees_root() / f"{name}-{secrets.token_hex(3)}"
+    found = worktrees.worktree_find(repository, branch)
+    if found is None:
+        if worktrees.branch_exists(repository, branch):
+            if base_ref:
+                raise worktrees.UnknownRef(
+                    f"Branch {branch!r} already exists: a start ref applies only to a new branch.",
+                    field="base_ref",
+                )
+            return worktrees.worktree_checkout(repository=repository, branch=branch, path=path)
+        return worktrees.worktree_create(repository=repository, branch=branch, path=path, base_ref=base_ref)
+    if found == worktrees.main_worktree(repository):
+        raise worktrees.BranchInUse(
+            f"Branch {branch!r} is checked out in your main checkout ({found}). lab never runs an "
+            "agent or seeds files there: choose a new branch name."
+        )
+    for other in Run.objects.live().filter(worktree=str(found)):
+        if _in_use(other):
+            raise worktrees.BranchInUse(
+                f"Branch {branch!r} is in use by the live run {other.name!r} (in {found}). End that "
+                "run first, or choose a new branch name."
+            )
+    if base_ref:
+        raise worktrees.UnknownRef(
+            f"Branch {branch!r} already exists: a start ref applies only to a new branch.", field="base_ref"
+        )
+    return found
+
+
+def _run_spawn(run: Run, *, provider_id: str, guard: Mapping[str, str]) -> Run:
+    provider = get_provider(provider_id)
+    handle = dataclasses.replace(run_handle(run), env=tuple(guard.items()))
+    result = provider.spawn(handle, run.spawn_options)
     run.session_id = result.session_id
     run.transcript_path = result.transcript_path
     run.tmux_pane_pid = Tmux(run.tmux_socket).pane_pid(run.tmux_session)
@@ -225,18 +312,83 @@ def check_answers(dialog: Dialog, answers: Sequence[Answer]) -> None:
 
 def run_alive(run: Run) -> bool:
     """The run's own TUI is still there. A session of the same name on a restarted tmux server
-    is not it: the pane's pid must be the one recorded at spawn."""
+    is not it: the pane's pid must be the one recorded at spawn. A pane kept after its program
+    exited (remain-on-exit, for the exit reason) is not alive either."""
     if run.is_ended:
         return False
-    pid = Tmux(run.tmux_socket).pane_pid(run.tmux_session)
-    return pid is not None and (run.tmux_pane_pid is None or pid == run.tmux_pane_pid)
+    value = Tmux(run.tmux_socket).pane_format(run.tmux_session, "#{pane_pid} #{pane_dead}")
+    if value is None:
+        return False
+    pid, _, dead = value.partition(" ")
+    if dead == "1" or not pid.isdigit():
+        return False
+    return run.tmux_pane_pid is None or int(pid) == run.tmux_pane_pid
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class RunExit:
+    """How the agent's process ended, when lab saw it go: its exit status and the last lines
+    its terminal showed (the CLI's own words on why, e.g. a failed start)."""
+
+    status: int | None
+    output: str
+
+
+EXIT_STATUS_WAIT_S = 1.0
+
+
+def exit_file(run: Run) -> Path:
+    return Path(settings.LAB_RUNS_DIR) / str(run.pk) / "exit.json"
+
+
+def run_exit(run: Run) -> RunExit | None:
+    """The recorded exit of an ended run; None when lab did not see the process exit (the
+    operator ended it, or the session vanished with its tmux server)."""
+    try:
+        data = json.loads(exit_file(run).read_text())
+    except (OSError, ValueError):
+        return None
+    status = data.get("status")
+    return RunExit(status=status if isinstance(status, int) else None, output=str(data.get("output", "")))
+
+
+def _record_exit(run: Run) -> None:
+    """If the run's program has exited and tmux kept its pane, keep the pane's last lines and
+    exit status for the run page, then close the session (it has nothing more to show)."""
+    tmux = Tmux(run.tmux_socket)
+    dead = tmux.pane_exit(run.tmux_session)
+    # tmux marks the pane dead when its terminal closes and learns the status when it reaps the
+    # process, a moment later.
+    deadline = time.monotonic() + EXIT_STATUS_WAIT_S
+    while dead is not None and dead[1] is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+        dead = tmux.pane_exit(run.tmux_session)
+    if dead is None or (run.tmux_pane_pid is not None and dead[0] != run.tmux_pane_pid):
+        return
+    path = exit_file(run)
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        tmp = path.with_name(f".exit-{secrets.token_hex(4)}")
+        tmp.write_text(json.dumps({"status": dead[1], "output": tmux.final_output(run.tmux_session)}))
+        tmp.replace(path)
+    tmux.kill_session(run.tmux_session, pane_pid=dead[0])
 
 
 def run_mark_ended(*, run: Run) -> None:
+    _record_exit(run)
     with transaction.atomic():
         updated = Run.objects.filter(pk=run.pk, ended_at__isnull=True).update(ended_at=timezone.now())
     if updated:
         run.refresh_from_db(fields=["ended_at"])
+
+
+def worktree_users(run: Run) -> list[Run]:
+    """The other live runs working in this run's worktree (runs from before lab refused a
+    shared branch, or an operator's manual start)."""
+    if not run.worktree:
+        return []
+    others = Run.objects.live().filter(worktree=run.worktree).exclude(pk=run.pk)
+    return [other for other in others if _in_use(other)]
 
 
 def run_remove_worktree(*, run: Run, confirm: bool = False) -> None:
@@ -244,6 +396,11 @@ def run_remove_worktree(*, run: Run, confirm: bool = False) -> None:
     work raises worktrees.UncommittedChanges unless the operator confirmed deleting it."""
     if not run.worktree:
         raise worktrees.WorktreeError("This run's worktree was already removed.")
+    if sharing := worktree_users(run):
+        raise worktrees.BranchInUse(
+            f"The live run {sharing[0].name!r} works in this worktree: lab removes it only when "
+            "no live run uses it."
+        )
     if not run.is_ended:
         run_end(run=run)
     worktrees.worktree_remove(repository=Path(run.repository), path=Path(run.worktree), force=confirm)

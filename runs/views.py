@@ -75,7 +75,10 @@ def run_new(request: HttpRequest) -> HttpResponse:
                 options=form.spawn_options(),
                 choices=form.choices(),
             )
-        except (worktrees.WorktreeError, ProviderError, SeedError) as exc:
+        except worktrees.WorktreeError as exc:
+            # Next to the field it is about (the branch in use, the unknown ref, the name).
+            form.add_error(exc.field if exc.field in form.fields else None, str(exc))
+        except (ProviderError, SeedError) as exc:
             form.add_error(None, str(exc))
         else:
             return redirect(run)
@@ -93,6 +96,8 @@ def _run_context(run: Run) -> dict[str, object]:
         "has_earlier": tail.has_earlier,
         "last_seq": tail.next_seq - 1,
         "state": state,
+        "exit": services.run_exit(run) if run.is_ended else None,
+        "worktree_users": services.worktree_users(run) if run.is_ended else [],
         "dialog": services.pending_dialog(run) if state in services.DIALOG_STATES else None,
         "provider_name": provider.display_name(),
         "form": ReplyForm(),
@@ -138,6 +143,9 @@ def run_commands(request: HttpRequest, run_id: int) -> HttpResponse:
 @require_GET
 def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
     run = get_object_or_404(Run, pk=run_id)
+    if not run.is_ended and not services.run_alive(run):
+        # The page opens on the truth (and the exit reason) without waiting for the watcher.
+        services.run_mark_ended(run=run)
     return render(request, "runs/detail.html", _run_context(run))
 
 
@@ -259,7 +267,7 @@ async def run_interrupt(request: HttpRequest, run_id: int) -> HttpResponse:
 def run_remove_worktree(request: HttpRequest, run_id: int) -> HttpResponse:
     run = get_object_or_404(Run, pk=run_id)
     confirm = request.POST.get("confirm") == "1"
-    context: dict[str, object] = {"run": run}
+    context: dict[str, object] = {"run": run, "worktree_users": services.worktree_users(run)}
     try:
         services.run_remove_worktree(run=run, confirm=confirm)
     except worktrees.UncommittedChanges as exc:

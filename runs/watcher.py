@@ -269,6 +269,7 @@ class RunWatcher:
                     "run": run,
                     "state": state,
                     "dialog": dialog,
+                    "exit": services.run_exit(run) if run.is_ended else None,
                     "provider_name": provider.display_name(),
                     "oob": True,
                 },

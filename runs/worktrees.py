@@ -27,19 +27,36 @@ _GIT_ENV_OVERRIDES = (
 
 
 class WorktreeError(Exception):
-    """Base class: the message is safe to show the operator."""
+    """Base class: the message is safe to show the operator. `field` names the new-run form's
+    field the error is about (shown next to it), None for the form as a whole."""
+
+    field: str | None = None
+
+    def __init__(self, message: str, *, field: str | None = None) -> None:
+        super().__init__(message)
+        if field is not None:
+            self.field = field
 
 
 class InvalidName(WorktreeError, ValueError):
     """A branch name git would refuse, or one lab refuses (a leading '-', HEAD)."""
 
+    field = "branch"
+
 
 class NotAGitRepository(WorktreeError):
-    pass
+    field = "repository"
 
 
 class BranchExists(WorktreeError):
-    pass
+    field = "branch"
+
+
+class BranchInUse(WorktreeError):
+    """The branch is checked out where lab must not run an agent: the operator's own checkout,
+    or the worktree of a run that is still live."""
+
+    field = "branch"
 
 
 class PathExists(WorktreeError):
@@ -47,7 +64,7 @@ class PathExists(WorktreeError):
 
 
 class UnknownRef(WorktreeError):
-    pass
+    field = "base_ref"
 
 
 class UncommittedChanges(WorktreeError):
@@ -132,7 +149,9 @@ def _resolve_commit(repository: Path, ref: str) -> str:
     cp = git("rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}", cwd=repository)
     if cp.returncode != 0:
         if ref == "HEAD":
-            raise UnknownRef(f"{repository} has no commits yet: there is nothing to branch from.")
+            raise UnknownRef(
+                f"{repository} has no commits yet: there is nothing to branch from.", field="repository"
+            )
         raise UnknownRef(f"{ref!r} is not a commit in {repository}.")
     return cp.stdout.strip()
 
@@ -152,6 +171,28 @@ def worktree_create(*, repository: Path, branch: str, path: Path, base_ref: str 
     if cp.returncode != 0:
         raise GitFailed(f"git worktree add failed: {cp.stderr.strip()}")
     return Path(os.path.realpath(path))
+
+
+def worktree_checkout(*, repository: Path, branch: str, path: Path) -> Path:
+    """`git worktree add PATH BRANCH`: a new worktree on an existing branch that no worktree
+    has checked out (e.g. one whose run's worktree was removed; its commits continue)."""
+    repository = Path(repository)
+    _require_repository(repository)
+    validate_branch(branch)
+    if not branch_exists(repository, branch):
+        raise UnknownRef(f"There is no branch {branch!r} in {repository}.", field="branch")
+    path = Path(path).absolute()
+    if os.path.lexists(path):
+        raise PathExists(f"{path} already exists.")
+    cp = git("worktree", "add", "--end-of-options", str(path), branch, cwd=repository)
+    if cp.returncode != 0:
+        raise GitFailed(f"git worktree add failed: {cp.stderr.strip()}")
+    return Path(os.path.realpath(path))
+
+
+def main_worktree(repository: Path) -> Path:
+    """The repository's main work tree (the operator's own checkout), realpath."""
+    return Path(os.path.realpath(_worktree_records(Path(repository))[0]["worktree"]))
 
 
 def _worktree_records(repository: Path) -> list[dict[str, str]]:

@@ -62,3 +62,53 @@ def test_login_is_rate_limited(client, operator):
 def test_login_link_command_prints_a_link(capsys, operator):
     call_command("login_link", "--username", operator.username)
     assert "/account/once/" in capsys.readouterr().out
+
+
+@pytest.mark.django_db
+def test_the_login_link_page_names_the_username(client):
+    _, token = operator_bootstrap()
+    body = client.get(f"/account/once/{token}/").content.decode()
+    assert "<strong>operator</strong>" in body
+    assert LoginLink.objects.get().used_at is None  # naming it did not use it
+
+
+@pytest.mark.django_db
+def test_a_used_link_says_so_on_get(client):
+    _, token = operator_bootstrap()
+    client.post(f"/account/once/{token}/")
+    client.logout()
+    response = client.get(f"/account/once/{token}/")
+    assert response.status_code == 410 and "has been used or has expired" in response.content.decode()
+
+
+def _errors_under(body, field):
+    """What as_div renders for the field: from its label to the next field's label."""
+    form = body[body.index('<label for="id_new_password1"') :]
+    first, _, second = form.partition('<label for="id_new_password2"')
+    return first if field == "new_password1" else second
+
+
+@pytest.mark.django_db
+def test_password_errors_sit_under_the_field_they_are_about(client):
+    _, token = operator_bootstrap()
+    client.post(f"/account/once/{token}/")
+    body = client.get("/account/password/").content.decode()
+    assert "<strong>operator</strong>" in body
+    # Too short: the verdict is about the new password, so it sits under it.
+    short = {"new_password1": "short", "new_password2": "short"}
+    body = client.post("/account/password/", short).content.decode()
+    assert "too short" in _errors_under(body, "new_password1")
+    assert "too short" not in _errors_under(body, "new_password2")
+    # A mismatch is about the confirmation.
+    pw = "a long enough passphrase 42"
+    mismatch = {"new_password1": pw, "new_password2": pw + "x"}
+    body = client.post("/account/password/", mismatch).content.decode()
+    assert "didn’t match" in _errors_under(body, "new_password2")
+    assert "didn’t match" not in _errors_under(body, "new_password1")
+
+
+@pytest.mark.django_db
+def test_the_first_start_names_the_username(capsys, settings):
+    settings.BIND_HOST = "127.0.0.1"
+    call_command("serve", "--no-exec")
+    assert "Your username is 'operator'" in capsys.readouterr().out

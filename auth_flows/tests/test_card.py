@@ -62,3 +62,14 @@ def test_it_escapes_what_the_provider_says(fake):
     html = render("fake", error='<script>alert("x")</script>')
     assert "<script>" not in html
     assert "&lt;script&gt;" in html
+
+
+def test_a_configured_but_unverified_credential_is_not_called_logged_in():
+    from providers.schema import AuthStatus
+
+    status = AuthStatus(
+        logged_in=True, method="api_key", detail="API key from ANTHROPIC_API_KEY", verified=False
+    )
+    html = render("fake", status=status)
+    assert "Logged in" not in html
+    assert "Credential configured · API key from ANTHROPIC_API_KEY · not verified" in html

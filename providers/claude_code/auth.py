@@ -94,8 +94,13 @@ def parse_status(returncode: int, stdout: bytes) -> AuthStatus:
     logged_in = data.get("loggedIn") is True and returncode == 0
     if method == "api_key":
         source = str(data.get("apiKeySource") or "")
+        # compat §11 (L14): `auth status` only reports the key it finds; it never asks the
+        # service, so the key is configured, not verified.
         return AuthStatus(
-            logged_in=logged_in, method=method, detail=f"API key from {source}" if source else ""
+            logged_in=logged_in,
+            method=method,
+            detail=f"API key from {source}" if source else "API key",
+            verified=False,
         )
     return AuthStatus(
         logged_in=logged_in,

@@ -220,7 +220,12 @@ class ClaudeCodeProvider(AgentProvider):
     def seed_workspace(self, worktree: Path, choices: WorkspaceChoices | None = None) -> list[Path]:
         from providers.claude_code.seed import seed_workspace
 
-        return seed_workspace(Path(worktree), home=self.home(), choices=choices or WorkspaceChoices())
+        # Only the key lab itself passes the agent (LAB_AGENT_ENV) is approved: never one
+        # found anywhere else.
+        api_key = settings.LAB_AGENT_ENV.get("ANTHROPIC_API_KEY") or None
+        return seed_workspace(
+            Path(worktree), home=self.home(), choices=choices or WorkspaceChoices(), api_key=api_key
+        )
 
     # --- transcript ------------------------------------------------------------------------
 

@@ -1,6 +1,6 @@
 """Claude Code's seeding: what the generic seeder writes (SEED_META) and the CLI's own grants
-(seed_workspace: the worktree marked trusted in ~/.claude.json; the operator's attribution and
-MCP choices in the worktree's .claude/settings.local.json).
+(seed_workspace: the first-run state and the worktree's trust in ~/.claude.json; the operator's
+attribution and MCP choices in the worktree's .claude/settings.local.json).
 
 Facts pinned in compat/COMPAT-seeding.md (CLI 2.1.328).
 """
@@ -42,6 +42,14 @@ CONFIG_NAME = ".claude.json"
 BACKUP_SUFFIX = ".lab-backup"
 # COMPAT-seeding §1: the keys that let 2.1.328 start in a folder without the trust dialog.
 TRUST_KEYS = {"hasTrustDialogAccepted": True, "hasCompletedProjectOnboarding": True}
+# COMPAT-seeding §7: without this top-level key 2.1.328 runs its onboarding (theme, sign-in,
+# a reachability check of api.anthropic.com that exits at once when it fails) before the prompt.
+ONBOARDING_KEYS = {"hasCompletedOnboarding": True}
+# COMPAT-seeding §7: an ANTHROPIC_API_KEY whose last 20 characters are not in
+# customApiKeyResponses.approved holds the TUI on "Detected a custom API key … Do you want to use
+# this API key?", with "No (recommended)" highlighted.
+API_KEY_RESPONSES = "customApiKeyResponses"
+API_KEY_TAIL = 20
 _RETRIES = 5
 LOCAL_SETTINGS = ".claude/settings.local.json"
 # COMPAT-seeding §4: with this value the CLI drops both attribution lines from what it tells the
@@ -63,27 +71,42 @@ class ConfigRefused(ProviderError):
     changing, it is a symlink, or the repository tracks it."""
 
 
-def seed_workspace(worktree: Path, *, home: Path, choices: WorkspaceChoices = DEFAULTS) -> list[Path]:
-    """The trust grant in <home>/.claude.json, then the operator's choices in the worktree's
-    .claude/settings.local.json. Nothing else is granted (no hooks, no permission bypass).
-    Idempotent: returns [] when everything is already in place, else the files written."""
-    return [*_grant_trust(worktree, home), *_apply_choices(worktree, choices)]
+def seed_workspace(
+    worktree: Path, *, home: Path, choices: WorkspaceChoices = DEFAULTS, api_key: str | None = None
+) -> list[Path]:
+    """The first-run state and the trust grant in <home>/.claude.json, then the operator's
+    choices in the worktree's .claude/settings.local.json. Nothing else is granted (no hooks, no
+    permission bypass). `api_key` is the ANTHROPIC_API_KEY lab passes the agent, if the operator
+    configured one: only that key is approved. Idempotent: returns [] when everything is
+    already in place, else the files written."""
+    return [*_grant_first_run(worktree, home, api_key), *_apply_choices(worktree, choices)]
 
 
-def _grant_trust(worktree: Path, home: Path) -> list[Path]:
-    """Mark `worktree` (its realpath, the key the CLI looks up) trusted.
+def _grant_first_run(worktree: Path, home: Path, api_key: str | None) -> list[Path]:
+    """Onboarding done, `api_key` approved (when given), and `worktree` (its realpath, the key
+    the CLI looks up) trusted: the three first-run screens of COMPAT-seeding §7 and §1.
 
-    Touches only projects[<realpath>].{hasTrustDialogAccepted, hasCompletedProjectOnboarding};
-    every other key is preserved. Returns the files written (the config, and the
-    one-generation backup the first time lab changes an existing file).
+    Touches only hasCompletedOnboarding, customApiKeyResponses (the key's tail added to
+    approved, removed from rejected) and projects[<realpath>].{hasTrustDialogAccepted,
+    hasCompletedProjectOnboarding}, for the worktree and its repository's main checkout;
+    every other key is preserved. Returns the files written
+    (the config, and the one-generation backup the first time lab changes an existing file).
     """
-    key = os.path.realpath(worktree)
+    keys = [os.path.realpath(worktree)]
+    # COMPAT-seeding §7: in a linked worktree whose committed settings pre-approve tool
+    # permissions, 2.1.328 asks for trust again unless the repository's main checkout is
+    # trusted. The operator chose this repository for the run: its committed files are the
+    # same in every worktree, so lab trusts the repository, not only the worktree.
+    if (main := _main_checkout(Path(keys[0]))) is not None and main != keys[0]:
+        keys.append(main)
     # Write through a symlinked config (dotfile managers) instead of replacing the link.
     config = Path(os.path.realpath(Path(home) / CONFIG_NAME))
     for _ in range(_RETRIES):
         raw, fingerprint = _read(config)
         state = _parse(raw, config)
-        if not _grant(state, key):
+        changed = [_grant_onboarding(state), _grant_api_key(state, api_key)]
+        changed += [_grant(state, key) for key in keys]
+        if not any(changed):
             return []
         written = _backup(config, raw)
         if _replace_if_unchanged(config, state, fingerprint):
@@ -189,6 +212,52 @@ def _parse(raw: bytes | None, config: Path) -> dict[str, Any]:
     if not isinstance(state, dict):
         raise ConfigRefused(f"{config} is not a JSON object; lab leaves it alone.")
     return state
+
+
+def _main_checkout(worktree: Path) -> str | None:
+    """The main work tree of the repository `worktree` belongs to (realpath); None outside
+    git or for a bare repository."""
+    try:
+        cp = subprocess.run(
+            ["git", "rev-parse", "--path-format=absolute", "--git-common-dir"],
+            cwd=worktree,
+            capture_output=True,
+            text=True,
+        )
+    except OSError:  # no such folder (yet): nothing to look up
+        return None
+    common = Path(cp.stdout.strip())
+    if cp.returncode != 0 or common.name != ".git":
+        return None
+    return os.path.realpath(common.parent)
+
+
+def _grant_onboarding(state: dict[str, Any]) -> bool:
+    if all(state.get(k) == v for k, v in ONBOARDING_KEYS.items()):
+        return False
+    state.update(ONBOARDING_KEYS)
+    return True
+
+
+def _grant_api_key(state: dict[str, Any], api_key: str | None) -> bool:
+    """Approve the key the operator gave lab for its agents (its tail, as the CLI stores it).
+    The operator configured it for exactly this use, so an earlier "No" in this home is
+    replaced; any other key's answer is left as it is."""
+    if not api_key:
+        return False
+    tail = api_key[-API_KEY_TAIL:]
+    responses = state.setdefault(API_KEY_RESPONSES, {})
+    if not isinstance(responses, dict):
+        raise ConfigRefused(f"The CLI config's {API_KEY_RESPONSES!r} is not an object; lab leaves it alone.")
+    approved, rejected = responses.setdefault("approved", []), responses.setdefault("rejected", [])
+    if not isinstance(approved, list) or not isinstance(rejected, list):
+        raise ConfigRefused(f"The CLI config's {API_KEY_RESPONSES!r} holds no lists; lab leaves it alone.")
+    if tail in approved and tail not in rejected:
+        return False
+    if tail not in approved:
+        approved.append(tail)
+    responses["rejected"] = [r for r in rejected if r != tail]
+    return True
 
 
 def _grant(state: dict[str, Any], key: str) -> bool:

@@ -56,7 +56,9 @@
     if (!elt || xhr.status < 400) return;
     const composer = elt.id === "composer" && xhr.responseText.indexOf('id="composer"') >= 0;
     const dialog = elt.closest && elt.closest("#dialog") && /class="dialog[ "]/.test(xhr.responseText);
-    if (composer || dialog) { evt.detail.shouldSwap = true; evt.detail.isError = false; }
+    // The worktree area too: a 409 carries the uncommitted files and the confirm button.
+    const worktree = elt.closest && elt.closest("#worktree") && xhr.responseText.indexOf('id="worktree"') >= 0;
+    if (composer || dialog || worktree) { evt.detail.shouldSwap = true; evt.detail.isError = false; }
   }
   document.addEventListener("htmx:beforeSwap", swapErrorsToo);
   // An answer is verified before its response returns, so the state push that re-renders the

@@ -308,6 +308,13 @@ def test_parse_status_api_key():
     assert (
         status.logged_in and status.method == "api_key" and status.detail == "API key from ANTHROPIC_API_KEY"
     )
+    # compat §11 (L14): the CLI only reports the key it finds; nothing has tried it.
+    assert status.verified is False
+
+
+def test_parse_status_account_login_is_verified():
+    out = {"loggedIn": True, "authMethod": "claude.ai", "email": "op@example.com"}
+    assert auth.parse_status(0, json.dumps(out).encode()).verified is True
 
 
 @pytest.mark.parametrize("stdout", [b"", b"not json", b"[]"])

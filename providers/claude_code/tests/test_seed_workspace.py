@@ -37,7 +37,7 @@ def config(home):
 def test_it_marks_the_realpath_trusted_in_a_new_config(home, wt):
     written = seed_workspace(wt, home=home)
     assert written == [home / ".claude.json"]
-    assert config(home) == {"projects": {str(wt.resolve()): TRUST}}
+    assert config(home) == {"hasCompletedOnboarding": True, "projects": {str(wt.resolve()): TRUST}}
     assert stat.S_IMODE((home / ".claude.json").stat().st_mode) == 0o600
 
 
@@ -85,7 +85,8 @@ def test_it_is_idempotent(home, wt):
 def test_it_never_grants_hooks_or_permission_bypasses(home, wt):
     (home / ".claude.json").write_text(json.dumps({"projects": {}}))
     seed_workspace(wt, home=home)
-    assert config(home) == {"projects": {str(wt): TRUST}}  # exactly the two keys: no hooks, no bypass
+    # Exactly onboarding and the two trust keys: no hooks, no bypass.
+    assert config(home) == {"hasCompletedOnboarding": True, "projects": {str(wt): TRUST}}
     assert not (home / ".claude").exists()  # no settings.json either
 
 
@@ -125,7 +126,12 @@ def test_it_does_not_replace_a_version_it_did_not_read(home, wt, monkeypatch):
 
     monkeypatch.setattr(seed_mod, "_read", racing_read)
     seed_workspace(wt, home=home)
-    assert config(home) == {"numStartups": 2, "tipsHistory": {"x": 1}, "projects": {str(wt): TRUST}}
+    assert config(home) == {
+        "numStartups": 2,
+        "tipsHistory": {"x": 1},
+        "hasCompletedOnboarding": True,
+        "projects": {str(wt): TRUST},
+    }
 
 
 def test_no_temp_files_are_left_behind(home, wt):
@@ -228,3 +234,69 @@ def test_a_symlinked_settings_path_is_refused(home, wt, tmp_path, what):
     with pytest.raises(ConfigRefused, match="symlink"):
         seed_workspace(wt, home=home, choices=OFF)
     assert (elsewhere / "settings.local.json").read_text() == "{}"
+
+
+# --- the first-run state (COMPAT-seeding §7) --------------------------------------------------
+
+KEY = "sk-ant-api03-" + "x" * 40 + "0123456789abcdefWXYZ"
+
+
+def test_a_fresh_home_gets_onboarding_done_and_only_the_given_key_approved(home, wt):
+    seed_workspace(wt, home=home, api_key=KEY)
+    state = config(home)
+    assert state["hasCompletedOnboarding"] is True
+    # The CLI stores the key's last 20 characters, never the key.
+    assert state["customApiKeyResponses"] == {"approved": [KEY[-20:]], "rejected": []}
+    assert KEY not in (home / ".claude.json").read_text()
+
+
+def test_no_key_configured_approves_nothing(home, wt):
+    seed_workspace(wt, home=home)
+    assert "customApiKeyResponses" not in config(home)
+
+
+def test_the_key_replaces_an_earlier_no_and_keeps_other_answers(home, wt):
+    earlier = {"approved": ["other-approved-tail1"], "rejected": [KEY[-20:], "other-rejected-tail1"]}
+    (home / ".claude.json").write_text(json.dumps({"customApiKeyResponses": earlier}))
+    seed_workspace(wt, home=home, api_key=KEY)
+    assert config(home)["customApiKeyResponses"] == {
+        "approved": ["other-approved-tail1", KEY[-20:]],
+        "rejected": ["other-rejected-tail1"],
+    }
+    assert seed_workspace(wt, home=home, api_key=KEY) == []  # idempotent
+
+
+def test_malformed_key_responses_are_refused_not_rewritten(home, wt):
+    (home / ".claude.json").write_text(json.dumps({"customApiKeyResponses": {"approved": "abc"}}))
+    with pytest.raises(ConfigRefused):
+        seed_workspace(wt, home=home, api_key=KEY)
+    assert config(home) == {"customApiKeyResponses": {"approved": "abc"}}
+
+
+def test_the_provider_approves_only_the_key_lab_passes(settings, home, wt, monkeypatch):
+    from providers.claude_code.provider import ClaudeCodeProvider
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-from-labs-own-environment-0000")
+    settings.LAB_AGENT_HOME = str(home)
+    settings.LAB_AGENT_ENV = {}
+    ClaudeCodeProvider().seed_workspace(wt)
+    assert "customApiKeyResponses" not in config(home)
+    settings.LAB_AGENT_ENV = {"ANTHROPIC_API_KEY": KEY}
+    ClaudeCodeProvider().seed_workspace(wt)
+    assert config(home)["customApiKeyResponses"]["approved"] == [KEY[-20:]]
+
+
+def test_a_linked_worktree_trusts_its_repository_too(home, tmp_path):
+    """COMPAT-seeding §7: settings that pre-approve permissions need the main checkout trusted."""
+    import subprocess
+
+    repo = tmp_path / "repo"
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid"]
+    subprocess.run([*git, "init", "-q", str(repo)], check=True)
+    subprocess.run([*git, "commit", "-q", "--allow-empty", "-m", "x"], cwd=repo, check=True)
+    subprocess.run(
+        [*git, "worktree", "add", "-q", "-b", "run", str(tmp_path / "linked")], cwd=repo, check=True
+    )
+    seed_workspace(tmp_path / "linked", home=home)
+    projects = config(home)["projects"]
+    assert projects == {str((tmp_path / "linked").resolve()): TRUST, str(repo.resolve()): TRUST}

@@ -98,11 +98,12 @@ class Command(BaseCommand):
             )
         bootstrap = operator_bootstrap()
         if bootstrap is not None:
-            _user, token = bootstrap
+            user, token = bootstrap
             self.stdout.write(
                 self.style.SUCCESS(
                     "\n  First start: log in once with this link (it works one time, for 24 hours):\n"
                     f"\n    {settings.LAB_ORIGIN}/account/once/{token}/\n"
+                    f"\n  Your username is {user.get_username()!r}; you choose its password next.\n"
                 )
             )
         sys.stdout.flush()
