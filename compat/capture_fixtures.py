@@ -392,8 +392,68 @@ def interrupt__tool_running(m, t):
     t.wait_for(lambda ls: "[Request interrupted by user for tool use]" in user_texts(ls))
 
 
+AGENT_TASK = "SUBTASK: read README.md and summarize it"
+
+
+def _has_api_error(ls):
+    return any(e.get("isApiErrorMessage") for e in ls)
+
+
+@sc
+def thinking__signed(m, t):
+    t.prompt("THINK about it")
+    t.wait_for(turn_ended)
+
+
+@sc
+def api_error__overloaded_gave_up(m, t):
+    t.prompt("OVERLOADED please")
+    t.wait_for(_has_api_error, 120)
+
+
+@sc
+def api_error__retried_then_replied(m, t):
+    t.prompt("FLAKY please")
+    t.wait_for(turn_ended, 120)
+
+
+@sc
+def compact__manual(m, t):
+    t.prompt("hello world")
+    t.wait_for(turn_ended)
+    t.send_literal("/compact")
+    t.wait_pane(r"/compact", 10, settle=0.5)
+    t.send_keys("Enter")
+    t.wait_for(lambda ls: any(e.get("isCompactSummary") for e in ls), 120)
+    t.wait_for(lambda ls: any("Compacted" in u for u in user_texts(ls)), 30)
+    t.prompt("first prompt after compaction")
+    t.wait_for(lambda ls: count_turn_durations(ls) >= 2)
+
+
+@sc
+def agent__background(m, t):
+    t.prompt("AGENT please")
+    t.wait_for(has_assistant_text("The background agent finished."), 120)
+    t.wait_for(lambda ls: count_turn_durations(ls) >= 2)
+    sub = next(t.project_dir.glob(f"{t.session_id}/subagents/agent-*.jsonl"))
+    return [("agent__background", t.transcript_path), ("agent__background_subagent", sub)]
+
+
 def SCRIPT():
     return Script(
+        when("THINK", thinking("Let me weigh the options.\n\nOption A is simpler.", "I pick option A.")),
+        when("OVERLOADED", api_error(529, "overloaded_error", "Overloaded")),
+        when(
+            "FLAKY", errors_then(2, api_error(500, "api_error", "Internal server error"), text("Recovered."))
+        ),
+        when(
+            "AGENT",
+            tool_use(
+                "Agent",
+                {"description": "Read the readme", "prompt": AGENT_TASK, "subagent_type": "general-purpose"},
+            ),
+            text("Started a background agent."),
+        ),
         when("SLOWFIRST", slow_text(10, 0.5)),
         when("queued", text("Got the queued one.")),
         when("SLOW", slow_text(20, 1.0)),
@@ -464,6 +524,13 @@ def SCRIPT():
         when("PROBECMD", text("PROBECMD foo bar")),
         when("PROBESKILL", text("PROBESKILL")),
         default="ok",
+        agents={
+            AGENT_TASK: [
+                tool_use("Read", {"file_path": "README.md"}, text="Reading the README."),
+                text("Subagent summary: the README says hi."),
+            ]
+        },
+        on_notification=text("The background agent finished."),
     )
 
 

@@ -35,6 +35,8 @@ def _message(message: Message) -> dict[str, Any]:
         "timestamp": message.timestamp,
         "native_id": message.native_id,
         "is_error": message.is_error,
+        **({"detail": message.detail} if message.detail else {}),
+        **({"side": message.side} if message.side else {}),
     }
 
 
@@ -66,7 +68,27 @@ def observed(path: Path) -> dict[str, Any]:
         "state": str(result.state),
         "dialog": _dialog(result.dialog),
         "dialogs_seen": _dialogs_seen(path),
+        **({"background_seen": seen} if (seen := _background_seen(path)) else {}),
     }
+
+
+def _background_seen(path: Path) -> list[list[str]]:
+    """Every distinct set of background work a watcher reading line by line would have shown
+    (empty when the fixture never has any)."""
+    seen: list[list[str]] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        growing = Path(tmp) / path.name
+        growing.touch()
+        cursor = Cursor()
+        for raw in path.read_bytes().splitlines(keepends=True):
+            with open(growing, "ab") as f:
+                f.write(raw)
+            result = read_transcript(str(growing), cursor)
+            cursor = result.cursor
+            shown = list(result.background)
+            if not seen or seen[-1] != shown:
+                seen.append(shown)
+    return seen if any(seen) else []
 
 
 def _dialogs_seen(path: Path) -> list[dict[str, Any] | None]:
