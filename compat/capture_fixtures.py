@@ -290,6 +290,22 @@ def exitplanmode__reject_feedback(m, t):
 
 
 @sc
+def exitplanmode__reject_then_revised(m, t):
+    _plan(t, m, "PLANREV please")
+    t.send_keys("Down", "Down")
+    t.wait_pane(r"❯ 3\.")
+    t.send_literal("Please add a step for tests")
+    t.wait_pane("step for tests")
+    t.send_keys("Enter")
+    t.wait_for(lambda ls: len(tool_uses(ls, "ExitPlanMode")) >= 2, 60)
+    t.wait_pane(PLANPICK, 60, settle=0.5)
+    t.send_keys("Down")
+    t.wait_pane(r"❯ 2\.")
+    t.send_keys("Enter")
+    t.wait_for(turn_ended, 60)
+
+
+@sc
 def exitplanmode__reject(m, t):
     _plan(t, m)
     t.send_keys("Escape")
@@ -497,6 +513,15 @@ def SCRIPT():
                 multi_select=True,
             ),
             text("Thanks, toppings noted."),
+        ),
+        when(
+            "PLANREV",
+            tool_use("ToolSearch", {"query": "select:ExitPlanMode", "max_results": 1}),
+            write_plan("# Plan\n\n1. Create hello.txt\n"),
+            tool_use("ExitPlanMode", {}, text="Here is my plan."),
+            write_plan("# Plan, revised\n\n1. Create hello.txt\n2. Test it\n"),
+            tool_use("ExitPlanMode", {}, text="Here is the revised plan."),
+            text("Revised plan approved."),
         ),
         when("PLANNOFILE", plan_turns("# Plan\n\n1. a\n", write_file=False, after="Done.")),
         when(
