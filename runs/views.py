@@ -6,6 +6,7 @@ composer with the operator's text kept, never a lost draft.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from asgiref.sync import sync_to_async
@@ -30,9 +31,12 @@ from runs import commands, services, worktrees
 from runs.forms import NewRunForm, ReplyForm
 from runs.live import rerender_html
 from runs.models import Run
-from runs.transcripts import PAGE, transcript_page, transcript_tail
+from runs.rendering import message_html
+from runs.transcripts import PAGE, side_transcript, transcript_page, transcript_tail
 from runs.watcher import poke
 from seeding.seeder import SeedError
+
+_SIDE_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 
 @require_GET
@@ -93,6 +97,7 @@ def _run_context(run: Run) -> dict[str, object]:
         "last_seq": tail.next_seq - 1,
         "state": state,
         "dialog": services.pending_dialog(run) if state == RunState.QUESTION else None,
+        "background": tail.background if not run.is_ended else (),
         "provider_name": provider.display_name(),
         "form": ReplyForm(),
         "clear_command": _clear_command(run),
@@ -137,6 +142,9 @@ def run_commands(request: HttpRequest, run_id: int) -> HttpResponse:
 @require_GET
 def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
     run = get_object_or_404(Run, pk=run_id)
+    side = request.GET.get("agent")
+    if side is not None:
+        return _side_page(request, run, side)
     return render(request, "runs/detail.html", _run_context(run))
 
 
@@ -161,6 +169,26 @@ def run_messages(request: HttpRequest, run_id: int) -> HttpResponse:
             "transcript_messages": page.messages,
             "epoch": page.epoch,
             "has_earlier": page.has_earlier,
+        },
+    )
+
+
+def _side_page(request: HttpRequest, run: Run, side: str) -> HttpResponse:
+    """A side conversation of the run (a background agent's own transcript), read-only. It
+    lives at the run's URL with ?agent=<id>, so the same relative link in a message works on
+    the run's page and on another side page."""
+    found = side_transcript(run, side) if _SIDE_ID.fullmatch(side) else None
+    if found is None:
+        raise Http404("No such side conversation in this run's current transcript.")
+    return render(
+        request,
+        "runs/side.html",
+        {
+            "run": run,
+            "side": side,
+            "state": found.state,
+            "truncated": found.truncated,
+            "messages_html": [message_html(m, found.epoch) for m in found.messages],
         },
     )
 

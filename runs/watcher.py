@@ -230,6 +230,7 @@ class RunWatcher:
         epoch = ""
         dialog = None
         next_seq = 0
+        background: tuple[str, ...] = ()
         if not path:
             state = services.run_state(run, RunState.IDLE)
         else:
@@ -259,7 +260,8 @@ class RunWatcher:
                 # transcript.
                 dialog = services.pending_dialog(run)
             next_seq = index.cursor.next_seq
-        key = (state, dialog, run.is_ended)
+            background = index.background if not run.is_ended else ()
+        key = (state, dialog, run.is_ended, background)
         panel: str
         if key != self.panel_key or not self.panel:
             self.panel_key = key
@@ -269,6 +271,7 @@ class RunWatcher:
                     "run": run,
                     "state": state,
                     "dialog": dialog,
+                    "background": background,
                     "provider_name": provider.display_name(),
                     "oob": True,
                 },
