@@ -632,6 +632,8 @@ def test_bookkeeping_is_skipped_without_a_parse(log: Log, monkeypatch: pytest.Mo
 def test_sidechain_entries_in_the_run_s_own_file_are_skipped(log: Log) -> None:
     log.add(E.prompt("main"), E.prompt("sub", isSidechain=True))
     assert kinds_texts(log.read()) == [(K.USER_TEXT, "main")]
+    # Read on its own, a later sidechain entry is still the run's file's, not a conversation.
+    assert log.add(E.prompt("sub again", isSidechain=True)).read().messages == []
 
 
 def test_a_subagent_s_own_file_is_read_as_a_conversation(log: Log) -> None:
