@@ -264,10 +264,10 @@ class ClaudeCodeProvider(AgentProvider):
     def side_transcript(self, run: RunHandle, side: str) -> str:
         """compat §13: a background agent writes <session dir>/<session id>/subagents/
         agent-<agentId>.jsonl beside the session's own transcript."""
-        if not _AGENT_ID.fullmatch(side):
+        located = self.locate_transcript(run)
+        if not located or not _AGENT_ID.fullmatch(side):
             return ""
-        current = Path(self.locate_transcript(run))
-        path = current.with_suffix("") / "subagents" / f"agent-{side}.jsonl"
+        path = Path(located).with_suffix("") / "subagents" / f"agent-{side}.jsonl"
         return str(path) if path.is_file() and not path.is_symlink() else ""
 
     def read_transcript(self, path: str, cursor: Cursor) -> TranscriptRead:
