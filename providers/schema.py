@@ -243,5 +243,10 @@ class TranscriptRead:
     # Work the CLI still runs in the background after the state is read (a background agent's
     # description each), from the transcript alone.
     background: tuple[str, ...] = ()
+    # While working: when the current turn began (ISO 8601, as the transcript recorded it) and
+    # the tool it waits on ("Bash ls -la"); "" when idle or unknown. A turn's text is written
+    # only when its block is complete, so these are what is knowable meanwhile.
+    since: str = ""
+    running: str = ""
     reset: bool = False  # the file was truncated or replaced: the messages start over
     stats: Mapping[str, int] = field(default_factory=dict)

@@ -57,6 +57,8 @@ class Tail:
     next_seq: int
     head_unread: bool = False  # a provisional index: the file has messages before seq 0
     background: tuple[str, ...] = ()  # what the agent still runs in the background
+    since: str = ""  # while working: when the turn began
+    running: str = ""  # while working: the tool it waits on
 
     @property
     def has_earlier(self) -> bool:
@@ -77,6 +79,7 @@ class TranscriptIndex:
         self.state = RunState.IDLE
         self.dialog: Dialog | None = None
         self.background: tuple[str, ...] = ()
+        self.since = self.running = ""
         self.generation = 0  # bumped when the file was truncated or replaced under the reader
         self.error = ""
 
@@ -155,6 +158,7 @@ class TranscriptIndex:
         self._absorb(read.messages, read.cursor)
         self.cursor = read.cursor
         self.state, self.dialog, self.background = read.state, read.dialog, read.background
+        self.since, self.running = read.since, read.running
 
     def _absorb(self, messages: list[Message], end: Cursor) -> None:
         self.tail.extend(messages)
@@ -334,6 +338,8 @@ def transcript_tail(run: Run, limit: int = PAGE) -> Tail:
         next_seq=index.cursor.next_seq,
         head_unread=index.head_unread,
         background=index.background,
+        since=index.since,
+        running=index.running,
     )
 
 

@@ -98,6 +98,8 @@ def _run_context(run: Run) -> dict[str, object]:
         "state": state,
         "dialog": services.pending_dialog(run) if state == RunState.QUESTION else None,
         "background": tail.background if not run.is_ended else (),
+        "since": tail.since,
+        "running": tail.running,
         "provider_name": provider.display_name(),
         "form": ReplyForm(),
         "clear_command": _clear_command(run),

@@ -231,6 +231,7 @@ class RunWatcher:
         dialog = None
         next_seq = 0
         background: tuple[str, ...] = ()
+        since = running = ""
         if not path:
             state = services.run_state(run, RunState.IDLE)
         else:
@@ -261,7 +262,8 @@ class RunWatcher:
                 dialog = services.pending_dialog(run)
             next_seq = index.cursor.next_seq
             background = index.background if not run.is_ended else ()
-        key = (state, dialog, run.is_ended, background)
+            since, running = index.since, index.running
+        key = (state, dialog, run.is_ended, background, since, running)
         panel: str
         if key != self.panel_key or not self.panel:
             self.panel_key = key
@@ -272,6 +274,8 @@ class RunWatcher:
                     "state": state,
                     "dialog": dialog,
                     "background": background,
+                    "since": since,
+                    "running": running,
                     "provider_name": provider.display_name(),
                     "oob": True,
                 },

@@ -137,6 +137,8 @@ class ClaudeState:
     agent_calls: tuple[Agent, ...] = ()
     last_request: str = ""  # compat §13: the requestDigest of the newest api-request entry
     attempt: int = 1  # how often that same request was sent
+    since: str = ""  # when the current turn began (the timestamp of what started it)
+    running: tuple[tuple[str, str], ...] = ()  # (tool_use_id, "Name summary") without a result
     # None until the first conversation entry: True for a subagent's own file (every entry
     # isSidechain), whose entries are then the conversation rather than skipped.
     sidechain: bool | None = None
@@ -161,6 +163,8 @@ class _Reader:
     last_request: str
     attempt: int
     sidechain: bool | None
+    since: str
+    running: dict[str, str]
     messages: list[Message] = field(default_factory=list)
     stats: dict[str, int] = field(default_factory=dict)
     lines: int = 0
@@ -184,6 +188,8 @@ class _Reader:
             last_request=st.last_request,
             attempt=st.attempt,
             sidechain=st.sidechain,
+            since=st.since,
+            running=dict(st.running),
         )
 
     def freeze(self, skip_from: int | None) -> ClaudeState:
@@ -201,6 +207,8 @@ class _Reader:
             last_request=self.last_request,
             attempt=self.attempt,
             sidechain=self.sidechain,
+            since=self.since,
+            running=tuple(self.running.items()),
         )
 
     def dialog(self) -> Dialog | None:
@@ -227,11 +235,15 @@ class _Reader:
         self.recent_set.add(key)
         return False
 
-    def settle(self, state: RunState) -> None:
+    def settle(self, state: RunState, stamp: str = "") -> None:
+        if state == RunState.WORKING and self.state != RunState.WORKING:
+            self.since = stamp
         self.state = state
         if state == RunState.IDLE:
             # A turn that ended leaves no picker open (a decline writes its tool_result first).
             self.pending.clear()
+            self.running.clear()
+            self.since = ""
 
     # -- lines ----------------------------------------------------------------------------
 
@@ -309,7 +321,7 @@ class _Reader:
             # turnCompanion; the model is called, so the turn starts here. Other isMeta
             # entries (the caveat, /context's markdown) are not human text.
             if e.get("turnCompanion") is True:
-                self.settle(RunState.WORKING)
+                self.settle(RunState.WORKING, _str(e.get("timestamp")))
             return
         message = e.get("message")
         if e.get("isCompactSummary") is True:
@@ -355,7 +367,7 @@ class _Reader:
             return
         self.emit(MessageKind.USER_TEXT, text, timestamp=stamp, native_id=uuid)
         self.pending.clear()  # no picker is open while the composer takes a prompt
-        self.settle(RunState.WORKING)
+        self.settle(RunState.WORKING, stamp)
 
     def notification(self, text: str, stamp: str, uuid: str) -> None:
         """compat §13: a background agent stopped; the CLI starts the model's next turn with it."""
@@ -378,7 +390,7 @@ class _Reader:
             side=agent_id,
         )
         self.pending.clear()
-        self.settle(RunState.WORKING)  # the agent's turn, not the operator's: the model answers
+        self.settle(RunState.WORKING, stamp)  # the agent's turn, not the operator's: the model answers
 
     def local_command(self, text: str, stamp: str, uuid: str) -> bool:
         """A command echo, its output or its caveat (compat §6). True if `text` was one."""
@@ -436,7 +448,8 @@ class _Reader:
             is_error=is_error,
             side=side,
         )
-        self.settle(RunState.WORKING)
+        self.running.pop(tool_use_id, None)
+        self.settle(RunState.WORKING, stamp)
         pending = self.pending.pop(tool_use_id, None)
         intent = self.intents.get(tool_use_id) if self.intents and tool_use_id else None
         if pending is not None and intent is not None:
@@ -495,7 +508,7 @@ class _Reader:
                 self.emit(MessageKind.THINKING, thought, timestamp=stamp, native_id=_str(e.get("uuid")))
             elif block_type == "tool_use":
                 self.tool_use(block, stamp)
-        self.settle(RunState.WORKING if stop in ("tool_use", None) else RunState.IDLE)
+        self.settle(RunState.WORKING if stop in ("tool_use", None) else RunState.IDLE, stamp)
 
     def tool_use(self, block: dict[str, Any], stamp: str) -> None:
         tool_use_id = _str(block.get("id"))
@@ -515,6 +528,9 @@ class _Reader:
         if not tool_use_id:
             return
         self.tool_names.append((tool_use_id, name))
+        if len(self.running) >= RECENT_TOOLS:
+            self.running.pop(next(iter(self.running)))
+        self.running[tool_use_id] = f"{name} {summarize_input(name, tool_input)}".strip()
         if name in AGENT_TOOLS:
             if len(self.agent_calls) >= MAX_AGENTS:
                 self.agent_calls.pop(next(iter(self.agent_calls)))
@@ -651,6 +667,8 @@ def read_transcript(
         state=reader.state,
         dialog=reader.dialog(),
         background=tuple(a.description or "an agent" for a in reader.agents.values()),
+        since=reader.since if reader.state == RunState.WORKING else "",
+        running=next(reversed(reader.running.values()), "") if reader.state == RunState.WORKING else "",
         reset=reset,
         stats=reader.stats,
     )

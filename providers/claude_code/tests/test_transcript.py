@@ -748,3 +748,15 @@ def test_an_oversized_line_spanning_reads_warns_once(log: Log) -> None:
     assert [m.kind for m in second.messages] == [K.LIFECYCLE, K.USER_TEXT]
     assert f"({len(raw) - 1} bytes)" in second.messages[0].text
     assert second.cursor.provider_state.oversized == 1
+
+
+def test_while_working_it_knows_since_when_and_the_tool_it_waits_on(log: Log) -> None:
+    started = log.add(E.prompt("go", timestamp="2026-12-03T10:00:00.000Z")).read()
+    assert (started.since, started.running) == ("2026-12-03T10:00:00.000Z", "")
+    bash = E.assistant(E.tool_use("t1", "Bash", {"command": "sleep 30"}), stop_reason="tool_use")
+    waiting = log.add({**bash, "timestamp": "2026-12-03T10:00:05.000Z"}).read()
+    assert (waiting.since, waiting.running) == ("2026-12-03T10:00:00.000Z", "Bash sleep 30")
+    back = log.add(E.tool_result("t1", "ok")).read()
+    assert (back.since, back.running) == ("2026-12-03T10:00:00.000Z", "")
+    done = log.add(E.assistant(E.text("done"), message_id="m2"), E.turn_duration()).read()
+    assert (done.state, done.since, done.running) == (RunState.IDLE, "", "")
