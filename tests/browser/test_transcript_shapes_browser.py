@@ -7,6 +7,7 @@ is on the DOM.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -88,6 +89,23 @@ def test_thinking_is_collapsed_and_labelled(page: Any, shapes_run: RunPage) -> N
     expect(thought.locator(".md strong")).to_have_text("A")
     _idle(page)
     screenshot(page, "23-thinking")
+
+
+def test_a_long_turn_says_how_long_it_has_been_working(
+    page: Any, shapes_run: RunPage, lab_server: LabServer
+) -> None:
+    words = [f"slowword{i}" for i in range(8)]
+    lab_server.model.script.add(when("SHAPES-SLOW", slow_text(words, 1.0)))
+    _open(page, shapes_run)
+    _send(page, "SHAPES-SLOW please")
+    activity = page.locator("#panel .activity")
+    expect(activity).to_have_text(re.compile(r"^Working for [0-9] s$"))
+    # The page counts on between transcript writes (none come while the reply streams).
+    expect(activity).to_have_text(re.compile(r"^Working for ([3-9]|[1-5][0-9]) s$"))
+    screenshot(page, "23-working-for")
+    expect(page.locator("li.msg-assistant_text").filter(has_text="slowword7")).to_have_count(1)
+    _idle(page)
+    expect(activity).to_have_count(0)
 
 
 def test_retries_show_as_they_happen_and_a_given_up_error_is_an_error(page: Any, shapes_run: RunPage) -> None:
