@@ -447,6 +447,15 @@ def compact__manual(m, t):
 
 
 @sc
+def compact__auto(m, t):
+    t.prompt("FILLCONTEXT please")
+    t.wait_for(turn_ended)
+    t.prompt("first prompt after the context filled")
+    t.wait_for(lambda ls: any(e.get("isCompactSummary") for e in ls), 120)
+    t.wait_for(lambda ls: count_turn_durations(ls) >= 2)
+
+
+@sc
 def agent__background(m, t):
     t.prompt("AGENT please")
     t.wait_for(has_assistant_text("The background agent finished."), 120)
@@ -459,6 +468,7 @@ def SCRIPT():
     return Script(
         when("THINK", thinking("Let me weigh the options.\n\nOption A is simpler.", "I pick option A.")),
         when("OVERLOADED", api_error(529, "overloaded_error", "Overloaded")),
+        when("FILLCONTEXT", context_full("A very long answer.")),
         when(
             "FLAKY", errors_then(2, api_error(500, "api_error", "Internal server error"), text("Recovered."))
         ),

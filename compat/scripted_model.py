@@ -50,6 +50,7 @@ __all__ = [
     "Turn",
     "api_error",
     "ask_user_question",
+    "context_full",
     "demo_script",
     "dynamic",
     "errors_then",
@@ -87,6 +88,8 @@ class Turn:
     label: str = ""
     # An HTTP error instead of a message: (status, error type, message), e.g. 529 overloaded.
     error: tuple[int, str, str] | None = None
+    # The usage the reply reports: a big input_tokens makes the CLI think its context is full.
+    input_tokens: int = 100
 
     def resolve(self, body: dict[str, Any]) -> Turn:
         if self.build is not None:
@@ -124,6 +127,12 @@ def thinking(thought: str, reply: str, signature: str = "c2NyaXB0ZWQtc2lnbmF0dXJ
 def api_error(status: int = 529, kind: str = "overloaded_error", message: str = "Overloaded") -> Turn:
     """The API refuses the request with an HTTP error (the CLI retries 5xx/529 on its own)."""
     return Turn(error=(status, kind, message), label=f"error:{status}")
+
+
+def context_full(reply: str, input_tokens: int = 995_000) -> Turn:
+    """A reply whose usage says the context is nearly full: the CLI compacts automatically
+    before the next request (2.1.328, claude-opus-5-5: a 1M window; 190,000 did not trigger it)."""
+    return Turn(blocks=[{"type": "text", "text": reply}], input_tokens=input_tokens, label="context_full")
 
 
 def errors_then(count: int, error: Turn, then: Turn) -> Turn:
@@ -522,7 +531,7 @@ class _Handler(BaseHTTPRequestHandler):
             blocks.append(b)
         entry["reply_blocks"] = blocks
         usage = {
-            "input_tokens": 100,
+            "input_tokens": turn.input_tokens,
             "output_tokens": 10,
             "cache_creation_input_tokens": 0,
             "cache_read_input_tokens": 0,

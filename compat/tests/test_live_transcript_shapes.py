@@ -11,7 +11,16 @@ from pathlib import Path
 import pytest
 
 from compat.adapter import AdapterRun, spawn_adapter_run
-from compat.scripted_model import api_error, errors_then, slow_text, text, thinking, tool_use, when
+from compat.scripted_model import (
+    api_error,
+    context_full,
+    errors_then,
+    slow_text,
+    text,
+    thinking,
+    tool_use,
+    when,
+)
 from providers.schema import Cursor, MessageKind, RunState
 from providers.tmux import Tmux
 
@@ -91,6 +100,26 @@ def test_compaction_is_a_boundary_and_a_summary_and_the_conversation_goes_on(scr
     live_run.provider.reply(live_run.handle, "after compaction")
     live_run.wait(lambda r: _idle_after(r, K.ASSISTANT_TEXT, "Still here."), what="a reply after it")
     assert live_run.path == path  # compat §13: the transcript stays one file
+
+
+def test_a_full_context_is_compacted_automatically_before_the_next_reply(scripted_model, live_run):
+    scripted_model.script.add(
+        when("FILL", context_full("A very long answer.")), when("next", text("Answered after it."))
+    )
+    live_run.provider.reply(live_run.handle, "FILL the context")
+    live_run.wait(lambda r: _idle_after(r, K.ASSISTANT_TEXT, "A very long answer."), what="the first reply")
+    live_run.provider.reply(live_run.handle, "next prompt")
+    live_run.wait(lambda r: _idle_after(r, K.ASSISTANT_TEXT, "Answered after it."), 120, "the reply")
+    assert [(m.kind, m.text) for m in live_run.messages[2:5]] == [
+        (K.USER_TEXT, "next prompt"),
+        (K.LIFECYCLE, "Conversation compacted (automatically, the context was full)"),
+        (K.LIFECYCLE, "Summary of the conversation before it was compacted"),
+    ]
+    assert [e["kind"] for e in scripted_model.requests if e.get("kind") in ("turn", "compaction")] == [
+        "turn",
+        "compaction",
+        "turn",
+    ]
 
 
 def test_a_background_agent_runs_reports_and_its_own_transcript_reads(scripted_model, live_run):
