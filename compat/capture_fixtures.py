@@ -290,6 +290,22 @@ def exitplanmode__reject_feedback(m, t):
 
 
 @sc
+def exitplanmode__reject_then_revised(m, t):
+    _plan(t, m, "PLANREV please")
+    t.send_keys("Down", "Down")
+    t.wait_pane(r"❯ 3\.")
+    t.send_literal("Please add a step for tests")
+    t.wait_pane("step for tests")
+    t.send_keys("Enter")
+    t.wait_for(lambda ls: len(tool_uses(ls, "ExitPlanMode")) >= 2, 60)
+    t.wait_pane(PLANPICK, 60, settle=0.5)
+    t.send_keys("Down")
+    t.wait_pane(r"❯ 2\.")
+    t.send_keys("Enter")
+    t.wait_for(turn_ended, 60)
+
+
+@sc
 def exitplanmode__reject(m, t):
     _plan(t, m)
     t.send_keys("Escape")
@@ -392,8 +408,78 @@ def interrupt__tool_running(m, t):
     t.wait_for(lambda ls: "[Request interrupted by user for tool use]" in user_texts(ls))
 
 
+AGENT_TASK = "SUBTASK: read README.md and summarize it"
+
+
+def _has_api_error(ls):
+    return any(e.get("isApiErrorMessage") for e in ls)
+
+
+@sc
+def thinking__signed(m, t):
+    t.prompt("THINK about it")
+    t.wait_for(turn_ended)
+
+
+@sc
+def api_error__overloaded_gave_up(m, t):
+    t.prompt("OVERLOADED please")
+    t.wait_for(_has_api_error, 120)
+
+
+@sc
+def api_error__retried_then_replied(m, t):
+    t.prompt("FLAKY please")
+    t.wait_for(turn_ended, 120)
+
+
+@sc
+def compact__manual(m, t):
+    t.prompt("hello world")
+    t.wait_for(turn_ended)
+    t.send_literal("/compact")
+    t.wait_pane(r"/compact", 10, settle=0.5)
+    t.send_keys("Enter")
+    t.wait_for(lambda ls: any(e.get("isCompactSummary") for e in ls), 120)
+    t.wait_for(lambda ls: any("Compacted" in u for u in user_texts(ls)), 30)
+    t.prompt("first prompt after compaction")
+    t.wait_for(lambda ls: count_turn_durations(ls) >= 2)
+
+
+@sc
+def compact__auto(m, t):
+    t.prompt("FILLCONTEXT please")
+    t.wait_for(turn_ended)
+    t.prompt("first prompt after the context filled")
+    t.wait_for(lambda ls: any(e.get("isCompactSummary") for e in ls), 120)
+    t.wait_for(lambda ls: count_turn_durations(ls) >= 2)
+
+
+@sc
+def agent__background(m, t):
+    t.prompt("AGENT please")
+    t.wait_for(has_assistant_text("The background agent finished."), 120)
+    t.wait_for(lambda ls: count_turn_durations(ls) >= 2)
+    sub = next(t.project_dir.glob(f"{t.session_id}/subagents/agent-*.jsonl"))
+    return [("agent__background", t.transcript_path), ("agent__background_subagent", sub)]
+
+
 def SCRIPT():
     return Script(
+        when("THINK", thinking("Let me weigh the options.\n\nOption A is simpler.", "I pick option A.")),
+        when("OVERLOADED", api_error(529, "overloaded_error", "Overloaded")),
+        when("FILLCONTEXT", context_full("A very long answer.")),
+        when(
+            "FLAKY", errors_then(2, api_error(500, "api_error", "Internal server error"), text("Recovered."))
+        ),
+        when(
+            "AGENT",
+            tool_use(
+                "Agent",
+                {"description": "Read the readme", "prompt": AGENT_TASK, "subagent_type": "general-purpose"},
+            ),
+            text("Started a background agent."),
+        ),
         when("SLOWFIRST", slow_text(10, 0.5)),
         when("queued", text("Got the queued one.")),
         when("SLOW", slow_text(20, 1.0)),
@@ -438,6 +524,15 @@ def SCRIPT():
             ),
             text("Thanks, toppings noted."),
         ),
+        when(
+            "PLANREV",
+            tool_use("ToolSearch", {"query": "select:ExitPlanMode", "max_results": 1}),
+            write_plan("# Plan\n\n1. Create hello.txt\n"),
+            tool_use("ExitPlanMode", {}, text="Here is my plan."),
+            write_plan("# Plan, revised\n\n1. Create hello.txt\n2. Test it\n"),
+            tool_use("ExitPlanMode", {}, text="Here is the revised plan."),
+            text("Revised plan approved."),
+        ),
         when("PLANNOFILE", plan_turns("# Plan\n\n1. a\n", write_file=False, after="Done.")),
         when(
             "PLAN1",
@@ -464,6 +559,13 @@ def SCRIPT():
         when("PROBECMD", text("PROBECMD foo bar")),
         when("PROBESKILL", text("PROBESKILL")),
         default="ok",
+        agents={
+            AGENT_TASK: [
+                tool_use("Read", {"file_path": "README.md"}, text="Reading the README."),
+                text("Subagent summary: the README says hi."),
+            ]
+        },
+        on_notification=text("The background agent finished."),
     )
 
 

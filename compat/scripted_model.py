@@ -48,14 +48,21 @@ __all__ = [
     "Script",
     "ScriptedModel",
     "Turn",
+    "api_error",
     "ask_user_question",
+    "context_full",
     "demo_script",
     "dynamic",
+    "errors_then",
+    "has_tool_result",
+    "is_compaction_request",
     "is_conversation_request",
+    "is_notification_request",
     "last_human_text",
     "plan_turns",
     "slow_text",
     "text",
+    "thinking",
     "tool_use",
     "when",
     "write_plan",
@@ -79,6 +86,10 @@ class Turn:
     delay_s: float = 0.0
     build: Callable[[dict[str, Any]], Turn] | None = None
     label: str = ""
+    # An HTTP error instead of a message: (status, error type, message), e.g. 529 overloaded.
+    error: tuple[int, str, str] | None = None
+    # The usage the reply reports: a big input_tokens makes the CLI think its context is full.
+    input_tokens: int = 100
 
     def resolve(self, body: dict[str, Any]) -> Turn:
         if self.build is not None:
@@ -100,6 +111,35 @@ def tool_use(name: str, input: dict[str, Any], text: str | None = None) -> Turn:
         blocks.append({"type": "text", "text": text})
     blocks.append({"type": "tool_use", "name": name, "input": input})
     return Turn(blocks=blocks, label=f"tool_use:{name}")
+
+
+def thinking(thought: str, reply: str, signature: str = "c2NyaXB0ZWQtc2lnbmF0dXJl") -> Turn:
+    """A thinking block (streamed as thinking_delta + signature_delta) followed by a text reply."""
+    return Turn(
+        blocks=[
+            {"type": "thinking", "thinking": thought, "signature": signature},
+            {"type": "text", "text": reply},
+        ],
+        label="thinking",
+    )
+
+
+def api_error(status: int = 529, kind: str = "overloaded_error", message: str = "Overloaded") -> Turn:
+    """The API refuses the request with an HTTP error (the CLI retries 5xx/529 on its own)."""
+    return Turn(error=(status, kind, message), label=f"error:{status}")
+
+
+def context_full(reply: str, input_tokens: int = 995_000) -> Turn:
+    """A reply whose usage says the context is nearly full: the CLI compacts automatically
+    before the next request (2.1.328, claude-opus-5-5: a 1M window; 190,000 did not trigger it)."""
+    return Turn(blocks=[{"type": "text", "text": reply}], input_tokens=input_tokens, label="context_full")
+
+
+def errors_then(count: int, error: Turn, then: Turn) -> Turn:
+    """`error` for the first `count` requests that reach this turn, then `then` (retries resend
+    the same request, so a rule matches each of them again)."""
+    seen = itertools.count()
+    return dynamic(lambda _body: error if next(seen) < count else then, label=f"errors_then:{count}")
 
 
 def slow_text(words: int | Iterable[str] = 12, delay_s: float = 1.0) -> Turn:
@@ -197,6 +237,7 @@ def when(pattern: str | re.Pattern[str], *turns: Turn | list[Turn], once: bool =
 # --------------------------------------------------------------------------------------------
 # Request classification
 
+COMPACTION_ASK = "an <analysis> block followed by a <summary> block"
 _REMINDER_RE = re.compile(r"<system-reminder>.*?</system-reminder>", re.S)
 
 
@@ -235,6 +276,38 @@ def has_tool_result(body: dict[str, Any]) -> bool:
     )
 
 
+def _raw_texts(msg: dict[str, Any] | None) -> str:
+    return "\n".join(_user_texts(msg)) if msg else ""
+
+
+def is_compaction_request(body: dict[str, Any]) -> bool:
+    """/compact (or auto-compaction) asks for a summary in the last user message (2.1.328)."""
+    return COMPACTION_ASK in _raw_texts(last_user_message(body))
+
+
+def is_notification_request(body: dict[str, Any]) -> bool:
+    """A background agent finished: the CLI sends its <task-notification> (inside a
+    system-reminder, so rules on the human text never see it)."""
+    return "<task-notification>" in _raw_texts(last_user_message(body))
+
+
+def agent_marker(body: dict[str, Any], markers: Iterable[str]) -> str | None:
+    """The marker a subagent's request carries in its first user message (its task prompt)."""
+    messages = body.get("messages") or []
+    first = _raw_texts(messages[0]) if messages else ""
+    return next((m for m in markers if m in first), None)
+
+
+def tool_result_count(body: dict[str, Any]) -> int:
+    return sum(
+        1
+        for msg in body.get("messages") or []
+        if msg.get("role") == "user" and isinstance(msg.get("content"), list)
+        for b in msg["content"]
+        if isinstance(b, dict) and b.get("type") == "tool_result"
+    )
+
+
 def is_conversation_request(body: dict[str, Any]) -> bool:
     """A real main-loop turn (vs. a side request: title, quota probe, summaries...).
 
@@ -263,6 +336,8 @@ class Script:
         *items: Turn | Rule | list[Turn],
         default: str = "ok",
         reply: Callable[[dict[str, Any]], Turn] | None = None,
+        agents: dict[str, list[Turn]] | None = None,
+        on_notification: Turn | None = None,
     ) -> None:
         self._lock = threading.Lock()
         self.queue: collections.deque[Turn] = collections.deque()
@@ -270,6 +345,10 @@ class Script:
         self.continuation: collections.deque[Turn] = collections.deque()
         self.default = default
         self.reply = reply
+        # A subagent's requests (its first user message holds the marker) take its own turns,
+        # one per tool_result it has so far, so they never touch the main conversation's queue.
+        self.agents = dict(agents or {})
+        self.on_notification = on_notification
         for item in items:
             self.add(item)
 
@@ -285,6 +364,12 @@ class Script:
         return self
 
     def next_turn(self, body: dict[str, Any]) -> Turn:
+        marker = agent_marker(body, self.agents)
+        if marker is not None:
+            turns = self.agents[marker]
+            return turns[min(tool_result_count(body), len(turns) - 1)]
+        if self.on_notification is not None and is_notification_request(body):
+            return self.on_notification
         prompt = last_human_text(body)
         with self._lock:
             if prompt:
@@ -420,13 +505,23 @@ class _Handler(BaseHTTPRequestHandler):
     # -- /v1/messages
     def _messages(self, body: dict[str, Any], entry: dict[str, Any]) -> None:
         model = self.server.model
-        if is_conversation_request(body):
+        if is_compaction_request(body):
+            entry["kind"] = "compaction"
+            turn = text(
+                f"<analysis>Scripted analysis.</analysis>\n<summary>{model.compact_summary}</summary>"
+            )
+        elif is_conversation_request(body):
             entry["kind"] = "turn"
             turn = model.script.next_turn(body).resolve(body)
         else:
             entry["kind"] = "side"
             turn = text(_side_reply(body, model.side_text))
         entry["reply"] = turn.label
+        if turn.error is not None:
+            status, kind, message = turn.error
+            entry["error_status"] = status
+            self._json({"type": "error", "error": {"type": kind, "message": message}}, status=status)
+            return
         msg_id = "msg_" + uuid.uuid4().hex[:24]
         blocks = []
         for b in turn.blocks:
@@ -436,7 +531,7 @@ class _Handler(BaseHTTPRequestHandler):
             blocks.append(b)
         entry["reply_blocks"] = blocks
         usage = {
-            "input_tokens": 100,
+            "input_tokens": turn.input_tokens,
             "output_tokens": 10,
             "cache_creation_input_tokens": 0,
             "cache_read_input_tokens": 0,
@@ -488,6 +583,10 @@ class _Handler(BaseHTTPRequestHandler):
                     start = {"type": "text", "text": ""}
                     pieces = re.findall(r"\S+\s*", b["text"]) if turn.delay_s else _chunks(b["text"], 3)
                     deltas = [{"type": "text_delta", "text": p} for p in pieces]
+                elif b["type"] == "thinking":
+                    start = {"type": "thinking", "thinking": "", "signature": ""}
+                    deltas = [{"type": "thinking_delta", "thinking": p} for p in _chunks(b["thinking"], 3)]
+                    deltas.append({"type": "signature_delta", "signature": b["signature"]})
                 else:
                     start = {"type": "tool_use", "id": b["id"], "name": b["name"], "input": {}}
                     js = json.dumps(b["input"])
@@ -548,12 +647,14 @@ class ScriptedModel:
         port: int = 0,
         log_path: str | None = None,
         side_text: str = "Scripted side reply",
+        compact_summary: str = "The user greeted the assistant and it answered.",
         verbose: bool = False,
     ) -> None:
         self.script = script if script is not None else Script()
         self.host, self._port = host, port
         self.log_path = log_path
         self.side_text = side_text
+        self.compact_summary = compact_summary
         self.verbose = verbose
         self._lock = threading.Lock()
         self._cond = threading.Condition(self._lock)

@@ -124,6 +124,17 @@ class LiveSignals(Protocol):
 
 
 @runtime_checkable
+class SideTranscripts(Protocol):
+    """Side conversations the run's transcript names (Message.side): a background agent's own
+    transcript, read with read_transcript like the run's."""
+
+    def side_transcript(self, run: RunHandle, side: str) -> str:
+        """The path of side conversation `side` of the run's current transcript, or "" when
+        there is none (an id the adapter does not know, a file that is not there)."""
+        ...
+
+
+@runtime_checkable
 class DeepLinker(Protocol):
     def deep_link(self, run: RunHandle) -> str: ...
 

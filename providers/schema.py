@@ -18,6 +18,7 @@ class MessageKind(enum.StrEnum):
     TOOL_USE = "tool_use"
     TOOL_RESULT = "tool_result"
     LIFECYCLE = "lifecycle"
+    THINKING = "thinking"  # the model's reasoning: shown collapsed, never as its reply
 
 
 class RunState(enum.StrEnum):
@@ -41,6 +42,12 @@ class Message:
     timestamp: str = ""  # ISO 8601 as the transcript recorded it, "" when absent
     native_id: str = ""  # the provider's own id (entry uuid, tool_use_id, ...)
     is_error: bool = False  # a failed tool result, or a lifecycle warning
+    # A longer text shown collapsed under the line (a compaction summary, an agent's report,
+    # a plan's Markdown); "" when there is none.
+    detail: str = ""
+    # The provider's id of a side conversation this line opens (a background agent's own
+    # transcript), readable with AgentProvider.side_transcript; "" when there is none.
+    side: str = ""
 
 
 class DialogKind(enum.StrEnum):
@@ -242,5 +249,13 @@ class TranscriptRead:
     cursor: Cursor
     state: RunState  # idle or working, from the transcript alone
     dialog: Dialog | None = None  # a pending dialog the transcript shows
+    # Work the CLI still runs in the background after the state is read (a background agent's
+    # description each), from the transcript alone.
+    background: tuple[str, ...] = ()
+    # While working: when the current turn began (ISO 8601, as the transcript recorded it) and
+    # the tool it waits on ("Bash ls -la"); "" when idle or unknown. A turn's text is written
+    # only when its block is complete, so these are what is knowable meanwhile.
+    since: str = ""
+    running: str = ""
     reset: bool = False  # the file was truncated or replaced: the messages start over
     stats: Mapping[str, int] = field(default_factory=dict)

@@ -24,7 +24,7 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
-from providers.base import AgentProvider
+from providers.base import AgentProvider, SideTranscripts
 from providers.errors import TranscriptUnreadable
 from providers.registry import get_provider
 from providers.schema import Cursor, Dialog, Message, MessageKind, RunState, TranscriptRead
@@ -56,6 +56,9 @@ class Tail:
     dialog: Dialog | None
     next_seq: int
     head_unread: bool = False  # a provisional index: the file has messages before seq 0
+    background: tuple[str, ...] = ()  # what the agent still runs in the background
+    since: str = ""  # while working: when the turn began
+    running: str = ""  # while working: the tool it waits on
 
     @property
     def has_earlier(self) -> bool:
@@ -75,6 +78,8 @@ class TranscriptIndex:
         self.tail: deque[Message] = deque(maxlen=TAIL)
         self.state = RunState.IDLE
         self.dialog: Dialog | None = None
+        self.background: tuple[str, ...] = ()
+        self.since = self.running = ""
         self.generation = 0  # bumped when the file was truncated or replaced under the reader
         self.error = ""
 
@@ -152,7 +157,8 @@ class TranscriptIndex:
             self.checkpoints = [Cursor(path=self.path)]
         self._absorb(read.messages, read.cursor)
         self.cursor = read.cursor
-        self.state, self.dialog = read.state, read.dialog
+        self.state, self.dialog, self.background = read.state, read.dialog, read.background
+        self.since, self.running = read.since, read.running
 
     def _absorb(self, messages: list[Message], end: Cursor) -> None:
         self.tail.extend(messages)
@@ -331,6 +337,9 @@ def transcript_tail(run: Run, limit: int = PAGE) -> Tail:
         dialog=index.dialog,
         next_seq=index.cursor.next_seq,
         head_unread=index.head_unread,
+        background=index.background,
+        since=index.since,
+        running=index.running,
     )
 
 
@@ -359,3 +368,47 @@ def transcript_page(run: Run, *, before_seq: int, limit: int = PAGE, epoch: str 
         return None
     has_earlier = bool(messages) and (messages[0].seq > 0 or index.head_unread)
     return Page(epoch=index.epoch, messages=messages, has_earlier=has_earlier)
+
+
+SIDE_MAX_MESSAGES = 2000
+
+
+@dataclass(frozen=True)
+class Side:
+    path: str
+    epoch: str
+    messages: list[Message]
+    state: RunState
+    truncated: bool
+
+
+def side_transcript(run: Run, side: str) -> Side | None:
+    """A side conversation the run's transcript names (a background agent's own transcript),
+    read through from the start with the same reader; None when the provider knows none."""
+    from runs.services import run_handle
+
+    provider = get_provider(run.provider_id)
+    if not isinstance(provider, SideTranscripts) or not run.transcript_path:
+        return None
+    path = provider.side_transcript(run_handle(run), side)
+    if not path:
+        return None
+    cursor, state = Cursor(path=path), RunState.IDLE
+    messages: list[Message] = []
+    while len(messages) < SIDE_MAX_MESSAGES:
+        try:
+            read = provider.read_transcript(path, cursor)
+        except TranscriptUnreadable:
+            return None
+        messages += read.messages
+        state = read.state
+        if read.cursor.offset == cursor.offset:
+            break
+        cursor = read.cursor
+    return Side(
+        path=path,
+        epoch=epoch_of(path),
+        messages=messages[:SIDE_MAX_MESSAGES],
+        state=state,
+        truncated=len(messages) >= SIDE_MAX_MESSAGES,
+    )

@@ -6,6 +6,7 @@ composer with the operator's text kept, never a lost draft.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from asgiref.sync import sync_to_async
@@ -30,10 +31,12 @@ from runs import commands, services, worktrees
 from runs.forms import NewRunForm, ReplyForm
 from runs.live import rerender_html
 from runs.models import Run
-from runs.rendering import whole_message_html
-from runs.transcripts import PAGE, transcript_page, transcript_tail
+from runs.rendering import message_html, whole_message_html
+from runs.transcripts import PAGE, side_transcript, transcript_page, transcript_tail
 from runs.watcher import poke
 from seeding.seeder import SeedError
+
+_SIDE_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 
 @require_GET
@@ -99,6 +102,9 @@ def _run_context(run: Run) -> dict[str, object]:
         "exit": services.run_exit(run) if run.is_ended else None,
         "worktree_users": services.worktree_users(run) if run.is_ended else [],
         "dialog": services.pending_dialog(run) if state in services.DIALOG_STATES else None,
+        "background": tail.background if not run.is_ended else (),
+        "since": tail.since,
+        "running": tail.running,
         "provider_name": provider.display_name(),
         "form": ReplyForm(),
         "clear_command": _clear_command(run),
@@ -146,6 +152,9 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
     if not run.is_ended and not services.run_alive(run):
         # The page opens on the truth (and the exit reason) without waiting for the watcher.
         services.run_mark_ended(run=run)
+    side = request.GET.get("agent")
+    if side is not None:
+        return _side_page(request, run, side)
     return render(request, "runs/detail.html", _run_context(run))
 
 
@@ -195,6 +204,26 @@ def run_messages(request: HttpRequest, run_id: int) -> HttpResponse:
             "transcript_messages": page.messages,
             "epoch": page.epoch,
             "has_earlier": page.has_earlier,
+        },
+    )
+
+
+def _side_page(request: HttpRequest, run: Run, side: str) -> HttpResponse:
+    """A side conversation of the run (a background agent's own transcript), read-only. It
+    lives at the run's URL with ?agent=<id>, so the same relative link in a message works on
+    the run's page and on another side page."""
+    found = side_transcript(run, side) if _SIDE_ID.fullmatch(side) else None
+    if found is None:
+        raise Http404("No such side conversation in this run's current transcript.")
+    return render(
+        request,
+        "runs/side.html",
+        {
+            "run": run,
+            "side": side,
+            "state": found.state,
+            "truncated": found.truncated,
+            "messages_html": [message_html(m, found.epoch) for m in found.messages],
         },
     )
 

@@ -230,6 +230,8 @@ class RunWatcher:
         epoch = ""
         dialog = None
         next_seq = 0
+        background: tuple[str, ...] = ()
+        since = running = ""
         if not path:
             state = services.run_state(run, RunState.IDLE)
         else:
@@ -259,7 +261,9 @@ class RunWatcher:
                 # transcript.
                 dialog = services.pending_dialog(run)
             next_seq = index.cursor.next_seq
-        key = (state, dialog, run.is_ended)
+            background = index.background if not run.is_ended else ()
+            since, running = index.since, index.running
+        key = (state, dialog, run.is_ended, background, since, running)
         panel: str
         if key != self.panel_key or not self.panel:
             self.panel_key = key
@@ -270,6 +274,9 @@ class RunWatcher:
                     "state": state,
                     "dialog": dialog,
                     "exit": services.run_exit(run) if run.is_ended else None,
+                    "background": background,
+                    "since": since,
+                    "running": running,
                     "provider_name": provider.display_name(),
                     "oob": True,
                 },

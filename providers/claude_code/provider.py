@@ -51,6 +51,7 @@ from providers.schema import (
 )
 from providers.tmux import Tmux
 
+_AGENT_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")  # compat §13: agentId in the launch result
 UUID_RE = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 
 # compat §6 (reply pacing): 2.1.328 submitted an immediate Enter after a 7-line paste 6/6
@@ -266,6 +267,15 @@ class ClaudeCodeProvider(AgentProvider):
         # The project dir must really be under the root: a symlinked one could lead out of it
         # (O_NOFOLLOW guards only the last component).
         return os.path.realpath(p.parent) == str(root / p.parent.name)
+
+    def side_transcript(self, run: RunHandle, side: str) -> str:
+        """compat §13: a background agent writes <session dir>/<session id>/subagents/
+        agent-<agentId>.jsonl beside the session's own transcript."""
+        located = self.locate_transcript(run)
+        if not located or not _AGENT_ID.fullmatch(side):
+            return ""
+        path = Path(located).with_suffix("") / "subagents" / f"agent-{side}.jsonl"
+        return str(path) if path.is_file() and not path.is_symlink() else ""
 
     def read_transcript(self, path: str, cursor: Cursor) -> TranscriptRead:
         with self._guard:

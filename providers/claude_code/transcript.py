@@ -52,7 +52,6 @@ _BOOKKEEPING = frozenset(
     {
         b"api-request-shape",
         b"api-request-blob",
-        b"api-request",
         b"file-history-snapshot",
         b"file-history-delta",
         b"cost-state",
@@ -71,6 +70,7 @@ RECENT_KEYS = 256  # dedupe window: a re-written block lands right after its fir
 RECENT_TOOLS = 64  # tool_use_id → name, to name the result that follows
 MAX_PENDING = 16
 MAX_QUEUED = 32
+MAX_AGENTS = 32
 RESULT_MAX_CHARS = 4000
 INPUT_MAX_CHARS = 200
 
@@ -88,6 +88,19 @@ _OUTPUTS = (
 )
 # compat §1: a bracketed multi-line paste is stored inside this wrapper.
 _PASTED = re.compile(r'<pasted_content id="([^"]*)">\n?(.*?)\n?</pasted_content id="\1">', re.S)
+# compat §13: a background agent's end arrives as a user turn wrapped in this.
+_NOTIFICATION = "<task-notification>"
+_NOTIFICATION_FIELD = re.compile(r"<(task-id|tool-use-id|status|summary|result)>(.*?)</\1>", re.S)
+_AGENT_ID = re.compile(r"^agentId: ([A-Za-z0-9_-]+)", re.M)
+_ASYNC_LAUNCH = "Async agent launched"
+AGENT_TOOLS = frozenset({"Agent", "Task"})
+# compat §13: the compaction summary entry wraps the model's summary in fixed framing.
+_SUMMARY_LEAD = "The summary below covers the earlier portion of the conversation."
+_SUMMARY_TAIL = "\n\nIf you need specific details from before compaction"
+_TUI_SUMMARY_HINT = " (ctrl+o to see full summary)"
+_REMINDER = re.compile(r"<system-reminder>.*?</system-reminder>\n?", re.S)
+_ANALYSIS = re.compile(r"<analysis>.*?</analysis>\s*", re.S)
+_SUMMARY_TAG = re.compile(r"</?summary>")
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +108,15 @@ class PendingTool:
     tool_use_id: str
     tool_name: str
     dialog: Dialog
+
+
+@dataclass(frozen=True, slots=True)
+class Agent:
+    """A background agent launched by an Agent tool_use and not yet reported finished."""
+
+    tool_use_id: str
+    description: str
+    agent_id: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,6 +131,17 @@ class ClaudeState:
     corrupt: int = 0  # unreadable lines skipped, over the whole epoch
     oversized: int = 0
     skip_from: int | None = None  # providers.jsonl: inside an oversized line
+    # compat §13: background agents: launched (by tool_use id, with the description) and not
+    # yet notified finished; the Agent tool_uses still waiting for their launch result.
+    agents: tuple[Agent, ...] = ()
+    agent_calls: tuple[Agent, ...] = ()
+    last_request: str = ""  # compat §13: the requestDigest of the newest api-request entry
+    attempt: int = 1  # how often that same request was sent
+    since: str = ""  # when the current turn began (the timestamp of what started it)
+    running: tuple[tuple[str, str], ...] = ()  # (tool_use_id, "Name summary") without a result
+    # None until the first conversation entry: True for a subagent's own file (every entry
+    # isSidechain), whose entries are then the conversation rather than skipped.
+    sidechain: bool | None = None
     mode_check: tuple[str, str] = ("", "")  # a plan lab approved: (tool_use_id, the mode it expects)
 
 
@@ -126,6 +159,13 @@ class _Reader:
     queued: deque[str]
     corrupt: int
     oversized: int
+    agents: dict[str, Agent]
+    agent_calls: dict[str, Agent]
+    last_request: str
+    attempt: int
+    sidechain: bool | None
+    since: str
+    running: dict[str, str]
     mode_check: tuple[str, str] = ("", "")
     messages: list[Message] = field(default_factory=list)
     stats: dict[str, int] = field(default_factory=dict)
@@ -145,6 +185,13 @@ class _Reader:
             queued=deque(st.queued, maxlen=MAX_QUEUED),
             corrupt=st.corrupt,
             oversized=st.oversized,
+            agents={a.tool_use_id: a for a in st.agents},
+            agent_calls={a.tool_use_id: a for a in st.agent_calls},
+            last_request=st.last_request,
+            attempt=st.attempt,
+            sidechain=st.sidechain,
+            since=st.since,
+            running=dict(st.running),
             mode_check=st.mode_check,
         )
 
@@ -158,6 +205,13 @@ class _Reader:
             corrupt=self.corrupt,
             oversized=self.oversized,
             skip_from=skip_from,
+            agents=tuple(self.agents.values()),
+            agent_calls=tuple(self.agent_calls.values()),
+            last_request=self.last_request,
+            attempt=self.attempt,
+            sidechain=self.sidechain,
+            since=self.since,
+            running=tuple(self.running.items()),
             mode_check=self.mode_check,
         )
 
@@ -185,11 +239,15 @@ class _Reader:
         self.recent_set.add(key)
         return False
 
-    def settle(self, state: RunState) -> None:
+    def settle(self, state: RunState, stamp: str = "") -> None:
+        if state == RunState.WORKING and self.state != RunState.WORKING:
+            self.since = stamp
         self.state = state
         if state == RunState.IDLE:
             # A turn that ended leaves no picker open (a decline writes its tool_result first).
             self.pending.clear()
+            self.running.clear()
+            self.since = ""
 
     # -- lines ----------------------------------------------------------------------------
 
@@ -241,11 +299,16 @@ class _Reader:
 
     def entry(self, e: dict[str, Any]) -> None:
         kind = e.get("type")
-        if e.get("isSidechain") is True:
-            return  # a subagent's own conversation, not the run's
+        if kind in ("user", "assistant") and self.sidechain is None:
+            # compat §13: a subagent's own file holds only isSidechain entries.
+            self.sidechain = e.get("isSidechain") is True
+        if e.get("isSidechain") is True and not self.sidechain:
+            return  # a subagent's conversation inside the run's own file: not the run's
         if self.mode_check[0]:
             self.check_mode(e)
-        if kind == "user":
+        if kind == "api-request":
+            self.api_request(e)
+        elif kind == "user":
             self.user(e)
         elif kind == "assistant":
             self.assistant(e)
@@ -298,11 +361,19 @@ class _Reader:
             # turnCompanion; the model is called, so the turn starts here. Other isMeta
             # entries (the caveat, /context's markdown) are not human text.
             if e.get("turnCompanion") is True:
-                self.settle(RunState.WORKING)
-            return
-        if e.get("isCompactSummary") is True:
+                self.settle(RunState.WORKING, _str(e.get("timestamp")))
             return
         message = e.get("message")
+        if e.get("isCompactSummary") is True:
+            content = message.get("content") if isinstance(message, dict) else None
+            self.emit(
+                MessageKind.LIFECYCLE,
+                "Summary of the conversation before it was compacted",
+                timestamp=_str(e.get("timestamp")),
+                native_id=uuid,
+                detail=_compact_summary(content),
+            )
+            return
         content = message.get("content") if isinstance(message, dict) else None
         stamp = _str(e.get("timestamp"))
         if isinstance(content, str):
@@ -322,6 +393,9 @@ class _Reader:
                 self.emit(MessageKind.USER_TEXT, "[image]", timestamp=stamp, native_id=uuid)
 
     def user_text(self, text: str, stamp: str, uuid: str) -> None:
+        if text.lstrip().startswith(_NOTIFICATION):
+            self.notification(text, stamp, uuid)
+            return
         if text.startswith(INTERRUPTED_PREFIX):
             self.emit(MessageKind.LIFECYCLE, text.strip("[]"), timestamp=stamp, native_id=uuid)
             self.settle(RunState.IDLE)
@@ -333,7 +407,30 @@ class _Reader:
             return
         self.emit(MessageKind.USER_TEXT, text, timestamp=stamp, native_id=uuid)
         self.pending.clear()  # no picker is open while the composer takes a prompt
-        self.settle(RunState.WORKING)
+        self.settle(RunState.WORKING, stamp)
+
+    def notification(self, text: str, stamp: str, uuid: str) -> None:
+        """compat §13: a background agent stopped; the CLI starts the model's next turn with it."""
+        fields = {m.group(1): m.group(2).strip() for m in _NOTIFICATION_FIELD.finditer(text)}
+        agent = self.agents.pop(fields.get("tool-use-id", ""), None)
+        agent_id = fields.get("task-id", "") or (agent.agent_id if agent else "")
+        summary = fields.get("summary", "")
+        if not summary:
+            summary = f"Agent “{agent.description}” stopped" if agent else "A background task stopped"
+        status = fields.get("status", "")
+        result = fields.get("result", "")
+        line = summary if not result else f"{summary}: {_one_line(result)}"
+        self.emit(
+            MessageKind.LIFECYCLE,
+            line,
+            timestamp=stamp,
+            native_id=uuid,
+            is_error=status not in ("", "completed"),
+            detail=result,
+            side=agent_id,
+        )
+        self.pending.clear()
+        self.settle(RunState.WORKING, stamp)  # the agent's turn, not the operator's: the model answers
 
     def local_command(self, text: str, stamp: str, uuid: str) -> bool:
         """A command echo, its output or its caveat (compat §6). True if `text` was one."""
@@ -355,6 +452,8 @@ class _Reader:
             if lead.startswith(tag):
                 found = pattern.search(text)
                 output = _ANSI.sub("", found.group(1)).strip() if found else ""
+                # compat §13: /compact's stdout points at a TUI key; the summary is shown here.
+                output = output.removesuffix(_TUI_SUMMARY_HINT)
                 if output:
                     self.emit(
                         MessageKind.LIFECYCLE,
@@ -369,15 +468,28 @@ class _Reader:
     def tool_result(self, block: dict[str, Any], e: dict[str, Any], stamp: str) -> None:
         tool_use_id = _str(block.get("tool_use_id"))
         is_error = block.get("is_error") is True
+        result = _result_text(block.get("content"))
+        side = ""
+        call = self.agent_calls.pop(tool_use_id, None)
+        if call is not None and not is_error and _ASYNC_LAUNCH in result:
+            # compat §13: the Agent tool returns at once; the agent works in the background.
+            found = _AGENT_ID.search(result)
+            side = found.group(1) if found else ""
+            if len(self.agents) >= MAX_AGENTS:
+                self.agents.pop(next(iter(self.agents)))
+            self.agents[tool_use_id] = Agent(tool_use_id, call.description, side)
+            result = f"Agent “{call.description}” is working in the background"
         self.emit(
             MessageKind.TOOL_RESULT,
-            _truncate(_result_text(block.get("content")), RESULT_MAX_CHARS),
+            _truncate(result, RESULT_MAX_CHARS),
             tool_name=self.tool_name(tool_use_id),
             timestamp=stamp,
             native_id=tool_use_id,
             is_error=is_error,
+            side=side,
         )
-        self.settle(RunState.WORKING)
+        self.running.pop(tool_use_id, None)
+        self.settle(RunState.WORKING, stamp)
         pending = self.pending.pop(tool_use_id, None)
         intent = self.intents.get(tool_use_id) if self.intents and tool_use_id else None
         if intent is not None and intent.kind == DialogKind.APPROVAL:
@@ -423,6 +535,7 @@ class _Reader:
         first = first if isinstance(first, int) and not isinstance(first, bool) else 0
         stamp = _str(e.get("timestamp"))
         is_error = e.get("isApiErrorMessage") is True
+        self.last_request, self.attempt = "", 1  # a response came: the next request is new
         for position, block in enumerate(content if isinstance(content, list) else ()):
             if not isinstance(block, dict):
                 continue
@@ -432,17 +545,22 @@ class _Reader:
             if block_type == "text":
                 text = _str(block.get("text"))
                 if text.strip():
-                    # An isAbortedMidStream entry still shows what had streamed (compat §1).
+                    # An isAbortedMidStream entry still shows what had streamed (compat §1);
+                    # an API error the CLI gave up on is its own synthetic entry (compat §13).
                     self.emit(
-                        MessageKind.ASSISTANT_TEXT,
+                        MessageKind.LIFECYCLE if is_error else MessageKind.ASSISTANT_TEXT,
                         text,
                         timestamp=stamp,
                         native_id=_str(e.get("uuid")),
                         is_error=is_error,
                     )
+            elif block_type in ("thinking", "redacted_thinking"):
+                # compat §13: its own entry, signed; redacted thinking carries no readable text.
+                thought = _str(block.get("thinking")) if block_type == "thinking" else ""
+                self.emit(MessageKind.THINKING, thought, timestamp=stamp, native_id=_str(e.get("uuid")))
             elif block_type == "tool_use":
                 self.tool_use(block, stamp)
-        self.settle(RunState.WORKING if stop in ("tool_use", None) else RunState.IDLE)
+        self.settle(RunState.WORKING if stop in ("tool_use", None) else RunState.IDLE, stamp)
 
     def tool_use(self, block: dict[str, Any], stamp: str) -> None:
         tool_use_id = _str(block.get("id"))
@@ -456,10 +574,19 @@ class _Reader:
             tool_input=summarize_input(name, tool_input),
             timestamp=stamp,
             native_id=tool_use_id,
+            # compat §5: the CLI injects the plan's Markdown into ExitPlanMode's recorded input.
+            detail=_str(tool_input.get("plan")) if name == PLAN_TOOL else "",
         )
         if not tool_use_id:
             return
         self.tool_names.append((tool_use_id, name))
+        if len(self.running) >= RECENT_TOOLS:
+            self.running.pop(next(iter(self.running)))
+        self.running[tool_use_id] = f"{name} {summarize_input(name, tool_input)}".strip()
+        if name in AGENT_TOOLS:
+            if len(self.agent_calls) >= MAX_AGENTS:
+                self.agent_calls.pop(next(iter(self.agent_calls)))
+            self.agent_calls[tool_use_id] = Agent(tool_use_id, _str(tool_input.get("description")))
         dialog = dialog_for(tool_use_id, name, tool_input)
         if dialog is not None:
             if len(self.pending) >= MAX_PENDING:
@@ -477,6 +604,19 @@ class _Reader:
         stamp = _str(e.get("timestamp"))
         if subtype == "turn_duration":
             self.settle(RunState.IDLE)
+            if e.get("pendingBackgroundAgentCount") == 0:
+                self.agents.clear()  # compat §13: none left running, whatever was missed
+        elif subtype == "compact_boundary":
+            # compat §13: /compact or automatic compaction; the file goes on, the state with it.
+            metadata = e.get("compactMetadata")
+            trigger = metadata.get("trigger") if isinstance(metadata, dict) else None
+            how = {"manual": " (/compact)", "auto": " (automatically, the context was full)"}
+            self.emit(
+                MessageKind.LIFECYCLE,
+                "Conversation compacted" + how.get(_str(trigger), ""),
+                timestamp=stamp,
+                native_id=uuid,
+            )
         elif subtype == "local_command":
             # compat §6: /context writes its echo and its stdout as system entries.
             if isinstance(content, str) and "<" in content:
@@ -493,6 +633,25 @@ class _Reader:
                     is_error=level in ("warning", "error"),
                 )
         # stop_hook_summary and subtypes 2.1.328 was not seen writing carry no message.
+
+    def api_request(self, e: dict[str, Any]) -> None:
+        """compat §13: every attempt at a model request writes one of these; a retry repeats
+        the previous one's requestDigest before any response was recorded."""
+        digest = _str(e.get("requestDigest"))
+        if not digest:
+            return
+        if digest != self.last_request:
+            self.last_request, self.attempt = digest, 1
+            return
+        self.attempt += 1
+        self.count("api_retry")
+        self.emit(
+            MessageKind.LIFECYCLE,
+            f"The API request failed; Claude Code is retrying it (attempt {self.attempt})",
+            timestamp=_str(e.get("timestamp")),
+            native_id=_str(e.get("id")),
+            is_error=True,
+        )
 
     def queue_operation(self, e: dict[str, Any]) -> None:
         # compat §1: a prompt sent while working is enqueued, later dequeued and then written
@@ -559,6 +718,9 @@ def read_transcript(
         ),
         state=reader.state,
         dialog=reader.dialog(),
+        background=tuple(a.description or "an agent" for a in reader.agents.values()),
+        since=reader.since if reader.state == RunState.WORKING else "",
+        running=next(reversed(reader.running.values()), "") if reader.state == RunState.WORKING else "",
         reset=reset,
         stats=reader.stats,
     )
@@ -606,6 +768,19 @@ def _cheap_type(raw: bytes) -> bytes | None:
 
 def _str(value: object) -> str:
     return value if isinstance(value, str) else ""
+
+
+def _compact_summary(content: object) -> str:
+    """The model's summary out of the compaction entry's framing (compat §13)."""
+    text = content if isinstance(content, str) else _result_text(content)
+    lead = text.find(_SUMMARY_LEAD)
+    if lead >= 0:
+        text = text[lead + len(_SUMMARY_LEAD) :]
+    tail = text.find(_SUMMARY_TAIL)
+    if tail >= 0:
+        text = text[:tail]
+    text = _SUMMARY_TAG.sub("", _ANALYSIS.sub("", _REMINDER.sub("", text)))
+    return text.strip()
 
 
 def _unwrap_paste(text: str) -> str:

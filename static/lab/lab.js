@@ -21,6 +21,24 @@
     syncComposer();
   });
 
+  // --- "Working for 42 s": the turn's start comes from the transcript; the page counts on --
+  function elapsedText(ms) {
+    const s = Math.max(0, Math.floor(ms / 1000));
+    if (s < 60) return s + " s";
+    const m = Math.floor(s / 60);
+    if (m < 60) return m + " min " + (s % 60) + " s";
+    return Math.floor(m / 60) + " h " + (m % 60) + " min";
+  }
+  function tickElapsed() {
+    document.querySelectorAll("time.elapsed[datetime]").forEach(function (el) {
+      const start = Date.parse(el.getAttribute("datetime"));
+      if (!isNaN(start)) el.textContent = elapsedText(Date.now() - start);
+    });
+  }
+  setInterval(tickElapsed, 1000);
+  document.addEventListener("DOMContentLoaded", tickElapsed);
+  document.addEventListener("htmx:wsAfterMessage", tickElapsed);
+
   function syncComposer() {
     const panel = document.getElementById("panel");
     const composer = document.getElementById("composer");

@@ -14,7 +14,7 @@ from pathlib import Path, PurePosixPath
 import pytest
 from django import forms
 
-from providers.base import AgentProvider, ConnectingReporter, DeepLinker, LiveSignals
+from providers.base import AgentProvider, ConnectingReporter, DeepLinker, LiveSignals, SideTranscripts
 from providers.errors import InvalidReply, ProviderError, ReplyNotDelivered, SessionGone
 from providers.registry import _load
 from providers.schema import (
@@ -229,6 +229,9 @@ def test_optional_capabilities_when_offered_are_quiet_on_a_fresh_run(driver, dea
         assert isinstance(provider.deep_link(dead_handle), str)
     if isinstance(provider, ConnectingReporter):
         assert isinstance(provider.connecting(dead_handle), bool)
+    if isinstance(provider, SideTranscripts):
+        assert provider.side_transcript(dead_handle, "a1b2") == ""
+        assert provider.side_transcript(dead_handle, "../../etc/passwd") == ""
 
 
 # --- live ----------------------------------------------------------------------------------

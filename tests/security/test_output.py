@@ -37,7 +37,7 @@ HOSTILE = [
     "\x1b[31mred\x1b[0m \x1b]8;;javascript:alert('osc8')\x1b\\osc link\x1b]8;;\x1b\\",
     "\x1b]52;c;cm0gLXJmIH4=\x07 clipboard \x1b]0;title\x07 \x1bP+q\x1b\\ dcs",
 ]
-KINDS = ["assistant_text", "user_text", "tool_result", "lifecycle", "tool_use"]
+KINDS = ["assistant_text", "user_text", "tool_result", "lifecycle", "tool_use", "thinking"]
 
 
 class Page(HTMLParser):
@@ -251,3 +251,6 @@ def test_every_message_field_is_escaped_in_the_pushed_partial(kind):
             seq=0, kind=MessageKind(kind), text=text, tool_name=text, tool_input=text, native_id=text
         )
         assert_inert(message_html(message, "e0"))
+        # The collapsed detail (a summary, a plan, an agent's report) and the side id too.
+        detailed = Message(seq=1, kind=MessageKind(kind), text=text, detail=text, side=text)
+        assert_inert(message_html(detailed, "e0"))

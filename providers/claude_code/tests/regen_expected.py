@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import orjson
 
 from providers.claude_code.transcript import read_transcript
-from providers.schema import Cursor, Dialog, Message
+from providers.schema import Cursor, Dialog, Message, TranscriptRead
 
 FIXTURES = Path(__file__).resolve().parents[3] / "compat" / "fixtures" / "claude-code" / "2.1.328"
 
@@ -35,6 +36,8 @@ def _message(message: Message) -> dict[str, Any]:
         "timestamp": message.timestamp,
         "native_id": message.native_id,
         "is_error": message.is_error,
+        **({"detail": message.detail} if message.detail else {}),
+        **({"side": message.side} if message.side else {}),
     }
 
 
@@ -66,7 +69,43 @@ def observed(path: Path) -> dict[str, Any]:
         "state": str(result.state),
         "dialog": _dialog(result.dialog),
         "dialogs_seen": _dialogs_seen(path),
+        **({"background_seen": seen} if (seen := _background_seen(path)) else {}),
     }
+
+
+def _dialogs_seen(path: Path) -> list[dict[str, Any] | None]:
+    """Every pending dialog a watcher reading line by line would have shown, in order."""
+    seen: list[dict[str, Any] | None] = []
+    for result in _line_by_line(path):
+        shown = _dialog(result.dialog)
+        if shown is not None and (not seen or seen[-1] != shown):
+            seen.append(shown)
+    return seen
+
+
+def _background_seen(path: Path) -> list[list[str]]:
+    """Every distinct set of background work a watcher reading line by line would have shown
+    (empty when the fixture never has any)."""
+    seen: list[list[str]] = []
+    for result in _line_by_line(path):
+        shown = list(result.background)
+        if not seen or seen[-1] != shown:
+            seen.append(shown)
+    return seen if any(seen) else []
+
+
+def _line_by_line(path: Path) -> Iterator[TranscriptRead]:
+    """The reader's result after each line of `path` is appended to a growing copy."""
+    with tempfile.TemporaryDirectory() as tmp:
+        growing = Path(tmp) / path.name
+        growing.touch()
+        cursor = Cursor()
+        for raw in path.read_bytes().splitlines(keepends=True):
+            with open(growing, "ab") as f:
+                f.write(raw)
+            result = read_transcript(str(growing), cursor)
+            cursor = result.cursor
+            yield result
 
 
 def _dialogs_seen(path: Path) -> list[dict[str, Any] | None]:

@@ -58,6 +58,7 @@ def test_reading_line_by_line_equals_one_read(fixture: Path, tmp_path: Path) -> 
             messages += result.messages
     assert messages == whole.messages
     assert (result.state, result.dialog) == (whole.state, whole.dialog)
+    assert (result.background, result.since, result.running) == (whole.background, whole.since, whole.running)
 
 
 @pytest.mark.parametrize("fixture", FIXTURES, ids=_ids(FIXTURES))

@@ -205,9 +205,17 @@ def test_a_rewritten_block_is_not_duplicated(log: Log) -> None:
     assert second.state == RunState.IDLE  # the re-written copy still carries the stop reason
 
 
-def test_thinking_blocks_are_skipped(log: Log) -> None:
-    result = log.add(E.assistant({"type": "thinking", "thinking": "hmm", "signature": "s"})).read()
-    assert result.messages == []
+def test_a_thinking_block_is_thinking_never_the_reply(log: Log) -> None:
+    result = log.add(
+        E.assistant({"type": "thinking", "thinking": "hmm", "signature": "s"}, message_id="m", index=0),
+        E.assistant(E.text("answer"), message_id="m", index=1),
+    ).read()
+    assert kinds_texts(result) == [(K.THINKING, "hmm"), (K.ASSISTANT_TEXT, "answer")]
+
+
+def test_redacted_thinking_is_thinking_without_text(log: Log) -> None:
+    result = log.add(E.assistant({"type": "redacted_thinking", "data": "opaque"})).read()
+    assert kinds_texts(result) == [(K.THINKING, "")]
 
 
 @pytest.mark.parametrize(
@@ -242,10 +250,35 @@ def test_an_end_turn_reply_goes_idle_and_turn_duration_confirms(log: Log) -> Non
     assert result.messages == [] and result.state == RunState.IDLE
 
 
-def test_an_api_error_reply_is_marked(log: Log) -> None:
+def test_an_api_error_reply_is_an_error_line_not_a_reply(log: Log) -> None:
     entry = E.assistant(E.text("API Error: 500"), stop_reason="stop_sequence", isApiErrorMessage=True)
-    result = log.add(entry).read()
-    assert result.messages[0].is_error
+    result = log.add(E.prompt("go"), entry).read()
+    assert kinds_texts(result)[1:] == [(K.LIFECYCLE, "API Error: 500")]
+    assert result.messages[1].is_error
+    assert result.state == RunState.IDLE
+
+
+def _request(digest: str) -> dict[str, object]:
+    return {"type": "api-request", "id": f"r-{digest}", "requestDigest": digest, "timestamp": E.TS}
+
+
+def test_a_resent_request_is_a_retry_line_as_it_happens(log: Log) -> None:
+    first = log.add(E.prompt("go"), _request("d1")).read()
+    assert kinds_texts(first) == [(K.USER_TEXT, "go")]
+    second = log.add(_request("d1")).read()
+    assert kinds_texts(second) == [
+        (K.LIFECYCLE, "The API request failed; Claude Code is retrying it (attempt 2)")
+    ]
+    assert second.state == RunState.WORKING
+    third = log.add(_request("d1")).read()
+    assert "attempt 3" in third.messages[0].text
+
+
+def test_a_new_request_after_a_response_is_not_a_retry(log: Log) -> None:
+    log.add(E.prompt("go"), _request("d1"), E.assistant(E.tool_use("t1", "Bash", {"command": "ls"})))
+    log.add(E.tool_result("t1", "ok"), _request("d2"), E.assistant(E.text("done"), message_id="m2"))
+    log.add(_request("d3"))
+    assert all("retrying" not in m.text for m in log.read().messages)
 
 
 # -- tool results -------------------------------------------------------------------------
@@ -596,8 +629,94 @@ def test_bookkeeping_is_skipped_without_a_parse(log: Log, monkeypatch: pytest.Mo
     assert parsed == [] and result.stats["bookkeeping"] == len(kinds)
 
 
-def test_sidechain_entries_are_skipped(log: Log) -> None:
-    assert log.add(E.prompt("sub", isSidechain=True)).read().messages == []
+def test_sidechain_entries_in_the_run_s_own_file_are_skipped(log: Log) -> None:
+    log.add(E.prompt("main"), E.prompt("sub", isSidechain=True))
+    assert kinds_texts(log.read()) == [(K.USER_TEXT, "main")]
+    # Read on its own, a later sidechain entry is still the run's file's, not a conversation.
+    assert log.add(E.prompt("sub again", isSidechain=True)).read().messages == []
+
+
+def test_a_subagent_s_own_file_is_read_as_a_conversation(log: Log) -> None:
+    # compat §13: subagents/agent-<id>.jsonl holds only isSidechain entries.
+    log.add(E.prompt("task", isSidechain=True, agentId="a1"))
+    log.add(E.assistant(E.text("done"), isSidechain=True, agentId="a1"))
+    assert kinds_texts(log.read()) == [(K.USER_TEXT, "task"), (K.ASSISTANT_TEXT, "done")]
+
+
+_LAUNCH = (
+    "Async agent launched successfully.\nagentId: a1b2 (internal ID)\nThe agent is working in the background."
+)
+
+
+def _notification(tool_use_id: str, status: str = "completed") -> dict[str, object]:
+    body = (
+        f"<task-notification>\n<task-id>a1b2</task-id>\n<tool-use-id>{tool_use_id}</tool-use-id>\n"
+        f'<status>{status}</status>\n<summary>Agent "Look around" finished</summary>\n'
+        "<result>Found two files.</result>\n</task-notification>"
+    )
+    return E.user(body, origin={"kind": "task-notification"}, promptSource="system")
+
+
+def test_a_background_agent_runs_until_its_notification(log: Log) -> None:
+    log.add(
+        E.prompt("go"), E.assistant(E.tool_use("t1", "Agent", {"description": "Look around", "prompt": "p"}))
+    )
+    assert log.read().background == ()  # not launched yet
+    launched = log.add(E.tool_result("t1", _LAUNCH)).read()
+    assert launched.messages[0].text == "Agent “Look around” is working in the background"
+    assert launched.messages[0].side == "a1b2"
+    assert launched.background == ("Look around",)
+    idle = log.add(
+        E.assistant(E.text("started"), message_id="m2"),
+        {**E.turn_duration(), "pendingBackgroundAgentCount": 1},
+    )
+    assert idle.read().background == ("Look around",)
+    done = log.add(_notification("t1")).read()
+    assert kinds_texts(done) == [(K.LIFECYCLE, 'Agent "Look around" finished: Found two files.')]
+    message = done.messages[0]
+    assert (message.detail, message.side, message.is_error) == ("Found two files.", "a1b2", False)
+    assert done.background == ()
+    assert done.state == RunState.WORKING  # the agent's turn: the model answers it
+
+
+def test_a_failed_agent_notification_is_an_error(log: Log) -> None:
+    log.add(E.assistant(E.tool_use("t1", "Agent", {"description": "Look around", "prompt": "p"})))
+    log.add(E.tool_result("t1", _LAUNCH))
+    assert log.add(_notification("t1", status="failed")).read().messages[-1].is_error
+
+
+def test_no_pending_agents_at_a_turn_end_clears_the_background(log: Log) -> None:
+    log.add(E.assistant(E.tool_use("t1", "Agent", {"description": "Look around", "prompt": "p"})))
+    log.add(E.tool_result("t1", _LAUNCH))
+    assert log.read().background == ("Look around",)
+    log.add({**E.turn_duration(), "pendingBackgroundAgentCount": 0})
+    assert log.read().background == ()
+
+
+def test_compaction_is_a_boundary_and_a_collapsed_summary_and_keeps_the_state(log: Log) -> None:
+    log.add(E.prompt("go"))
+    boundary = E.system("compact_boundary", content="Conversation compacted")
+    boundary["compactMetadata"] = {"trigger": "auto", "preTokens": 190000}
+    summary = E.user(
+        "This session is being continued from a previous conversation that ran out of context. "
+        "The summary below covers the earlier portion of the conversation.\n\n"
+        "<system-reminder>\nx\n</system-reminder>\nSummary:\n1. We fixed the bug."
+        "\n\nIf you need specific details from before compaction, read the transcript.",
+        isCompactSummary=True,
+        isVisibleInTranscriptOnly=True,
+    )
+    result = log.add(boundary, summary).read()
+    assert kinds_texts(result)[1:] == [
+        (K.LIFECYCLE, "Conversation compacted (automatically, the context was full)"),
+        (K.LIFECYCLE, "Summary of the conversation before it was compacted"),
+    ]
+    assert result.messages[2].detail == "Summary:\n1. We fixed the bug."
+    assert result.state == RunState.WORKING  # auto-compaction mid-turn: still working
+
+
+def test_a_plan_tool_use_carries_the_plan_text(log: Log) -> None:
+    result = log.add(E.plan("t1", "# Plan\n\n1. first")).read()
+    assert result.messages[0].detail == "# Plan\n\n1. first"
 
 
 def test_provider_state_is_frozen(log: Log) -> None:
@@ -679,3 +798,15 @@ def backstop(log: Log, intent: Intent, result: dict[str, Any]) -> list[str]:
 def test_the_approval_backstop(log: Log, key: str, feedback: str, content: str, warns: bool) -> None:
     result = E.tool_result("toolu_b", content, is_error=content.startswith(("Exit", "The user")))
     assert bool(backstop(log, approval_intent(key, feedback), result)) == warns
+
+
+def test_while_working_it_knows_since_when_and_the_tool_it_waits_on(log: Log) -> None:
+    started = log.add(E.prompt("go", timestamp="2026-12-03T10:00:00.000Z")).read()
+    assert (started.since, started.running) == ("2026-12-03T10:00:00.000Z", "")
+    bash = E.assistant(E.tool_use("t1", "Bash", {"command": "sleep 30"}), stop_reason="tool_use")
+    waiting = log.add({**bash, "timestamp": "2026-12-03T10:00:05.000Z"}).read()
+    assert (waiting.since, waiting.running) == ("2026-12-03T10:00:00.000Z", "Bash sleep 30")
+    back = log.add(E.tool_result("t1", "ok")).read()
+    assert (back.since, back.running) == ("2026-12-03T10:00:00.000Z", "")
+    done = log.add(E.assistant(E.text("done"), message_id="m2"), E.turn_duration()).read()
+    assert (done.state, done.since, done.running) == (RunState.IDLE, "", "")
