@@ -108,24 +108,6 @@ def _line_by_line(path: Path) -> Iterator[TranscriptRead]:
             yield result
 
 
-def _dialogs_seen(path: Path) -> list[dict[str, Any] | None]:
-    """Every pending dialog a watcher reading line by line would have shown, in order."""
-    seen: list[dict[str, Any] | None] = []
-    with tempfile.TemporaryDirectory() as tmp:
-        growing = Path(tmp) / path.name
-        growing.touch()
-        cursor = Cursor()
-        for raw in path.read_bytes().splitlines(keepends=True):
-            with open(growing, "ab") as f:
-                f.write(raw)
-            result = read_transcript(str(growing), cursor)
-            cursor = result.cursor
-            shown = _dialog(result.dialog)
-            if shown is not None and (not seen or seen[-1] != shown):
-                seen.append(shown)
-    return seen
-
-
 def expected_path(path: Path) -> Path:
     return path.with_name(path.stem + ".expected.json")
 
