@@ -2,7 +2,7 @@ from django import template
 from django.utils.safestring import SafeString, mark_safe
 
 from providers.schema import Message
-from runs.rendering import markdown_html, message_html, strip_ansi
+from runs.rendering import MESSAGE_TEXT_MAX, markdown_html, message_html, strip_ansi
 
 register = template.Library()
 
@@ -27,3 +27,17 @@ def firstline(text: str) -> str:
 def rendered_message(message: Message, epoch: str) -> SafeString:
     """One message as the socket sends it (capped, cached): every path renders it the same."""
     return mark_safe(message_html(message, epoch))  # noqa: S308  (the template escaped it)
+
+
+# A dialog's body (a plan, a file the agent asks to write) is cut like a message, so the panel
+# that carries it stays far inside one websocket frame (runs/live.FRAME_MAX_BYTES), however
+# large the text: a frame over daphne's limit drops the socket and the page with it.
+@register.filter
+def head(text: str) -> str:
+    return text[:MESSAGE_TEXT_MAX]
+
+
+@register.filter
+def beyond(text: str) -> int:
+    """How many characters `head` leaves out."""
+    return max(0, len(text) - MESSAGE_TEXT_MAX)
