@@ -78,10 +78,13 @@ class AgentProvider(abc.ABC):
         Incremental reads concatenated equal one whole read."""
 
     @abc.abstractmethod
-    def reply(self, run: RunHandle, text: str) -> None:
+    def reply(self, run: RunHandle, text: str, *, again: bool = False) -> None:
         """Deliver text as the operator's next message. Legal while working (best effort).
-        Raises InvalidReply before sending, ReplyNotDelivered if the CLI did not record it;
-        never loses the text silently."""
+        Raises before sending: InvalidReply (cannot be sent), ReplyRefused (would act on the TUI:
+        PromptPending while it asks something, or a mode prefix), StillStarting (input not live
+        yet). ReplyNotDelivered if the CLI did not record it, saying only what is known.
+        Never sends a second copy of a text whose first may still land, unless `again`
+        (ReplyInFlight); never loses the text silently."""
 
     @abc.abstractmethod
     def interrupt(self, run: RunHandle) -> None:

@@ -103,3 +103,5 @@ class NewRunForm(forms.Form):
 
 class ReplyForm(forms.Form):
     text = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), strip=False, max_length=None)
+    # The operator chose to send a second copy of a message Claude Code has not recorded yet.
+    again = forms.BooleanField(required=False)

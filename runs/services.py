@@ -19,11 +19,11 @@ from django.db import transaction
 from django.utils import timezone
 
 from providers.base import LiveSignals
-from providers.errors import DialogNotAnswerable, SessionGone, StaleDialog
+from providers.errors import DialogNotAnswerable, PromptPending, ReplyRefused, SessionGone, StaleDialog
 from providers.registry import get_provider
 from providers.schema import Answer, Dialog, RunHandle, RunState, WorkspaceChoices
 from providers.tmux import Tmux
-from runs import worktrees
+from runs import commands, worktrees
 from runs.models import Run
 from seeding.services import agent_guard_env, default_choices, worktree_seed
 
@@ -122,8 +122,23 @@ def _require_live(run: Run) -> RunHandle:
     return run_handle(run)
 
 
-def run_reply(*, run: Run, text: str) -> None:
-    get_provider(run.provider_id).reply(_require_live(run), text)
+def run_reply(*, run: Run, text: str, again: bool = False) -> None:
+    """Send the operator's message, unless it would act on the TUI in a way they did not ask
+    for: answer a prompt on screen (PromptPending) or open a screen lab cannot drive
+    (ReplyRefused). `again`: the operator chose to send a second copy of an unconfirmed one."""
+    handle = _require_live(run)
+    provider = get_provider(run.provider_id)
+    refusal = commands.command_refusal(provider_id=run.provider_id, worktree=run.worktree, text=text.strip())
+    if refusal:
+        raise ReplyRefused(refusal)
+    # Read from the live channel's files and the transcript, which every worker shares; the
+    # provider checks again right before its first key.
+    name = provider.display_name()
+    if pending_dialog(run) is not None:
+        raise PromptPending(f"{name} is asking a question: answer it above. Nothing was sent.")
+    if isinstance(provider, LiveSignals) and provider.blocked_state(handle) is not None:
+        raise PromptPending(f"{name} is asking permission: answer it first (see above). Nothing was sent.")
+    provider.reply(handle, text, again=again)
 
 
 def run_interrupt(*, run: Run) -> None:

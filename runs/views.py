@@ -20,9 +20,12 @@ from auth_flows.services import auth_changed, provider_card
 from providers.errors import (
     DialogNotAnswerable,
     ProviderError,
+    ReplyInFlight,
     ReplyNotDelivered,
+    ReplyRefused,
     SessionGone,
     StaleDialog,
+    StillStarting,
 )
 from providers.registry import get_provider
 from providers.schema import Answer, Dialog, RunState
@@ -166,12 +169,18 @@ def run_messages(request: HttpRequest, run_id: int) -> HttpResponse:
 
 
 def _composer(
-    request: HttpRequest, run: Run, form: ReplyForm, *, error: str = "", status: int = 200
+    request: HttpRequest,
+    run: Run,
+    form: ReplyForm,
+    *,
+    error: str = "",
+    status: int = 200,
+    offer_again: bool = False,
 ) -> HttpResponse:
     return render(
         request,
         "runs/detail.html#composer",
-        {"run": run, "form": form, "composer_error": error},
+        {"run": run, "form": form, "composer_error": error, "offer_again": offer_again},
         status=status,
     )
 
@@ -196,7 +205,7 @@ async def run_reply(request: HttpRequest, run_id: int) -> HttpResponse:
     form = ReplyForm(request.POST)
     if not form.is_valid():
         return _composer(request, run, form, error="Write something first.", status=422)
-    text = form.cleaned_data["text"]
+    text, again = form.cleaned_data["text"], form.cleaned_data["again"]
     if len(text.encode()) > settings.LAB_REPLY_MAX_BYTES:
         return _composer(
             request, run, form, error=f"That is longer than {settings.LAB_REPLY_MAX_BYTES} bytes.", status=413
@@ -204,10 +213,13 @@ async def run_reply(request: HttpRequest, run_id: int) -> HttpResponse:
     if not run.is_ended and not await sync_to_async(services.run_alive, thread_sensitive=False)(run):
         await sync_to_async(services.run_mark_ended)(run=run)
     try:
-        await sync_to_async(services.run_reply, thread_sensitive=False)(run=run, text=text)
+        await sync_to_async(services.run_reply, thread_sensitive=False)(run=run, text=text, again=again)
     except ReplyNotDelivered as exc:
         return _composer(request, run, form, error=str(exc), status=502)
-    except SessionGone as exc:
+    except ReplyInFlight as exc:
+        # Nothing sent: the same text may still land. A second copy only on purpose.
+        return _composer(request, run, form, error=str(exc), status=409, offer_again=True)
+    except (ReplyRefused, StillStarting, SessionGone) as exc:
         return _composer(request, run, form, error=str(exc), status=409)
     except ProviderError as exc:
         return _composer(request, run, form, error=str(exc), status=422)

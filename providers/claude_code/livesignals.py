@@ -58,6 +58,9 @@ class SpoolView:
     posted: frozenset[str] = frozenset()  # tool_use_ids with a PostToolUse
     keep: frozenset[str] = frozenset()  # spool files the view still needs
     names: tuple[str, ...] = ()  # every file folded, oldest first
+    # A PermissionRequest (the CLI showing a prompt, any tool) nothing has closed yet: keys sent
+    # now would answer it. Unlike `blocked` it does not wait for the ~6 s reminder.
+    permission_open: bool = False
 
     @property
     def dialog(self) -> Dialog | None:
@@ -133,6 +136,8 @@ class _Fold:
             del self.pending[tool_use_id]
         if self.blocked is not None and self.blocked[1] and self.blocked[1] in self.resolved:
             self.blocked = None
+        if self.permission is not None and self.permission[1] and self.permission[1] in self.resolved:
+            self.permission = None
 
 
 def fold(events: Iterable[Mapping[str, Any]], resolved: frozenset[str] | set[str] = frozenset()) -> SpoolView:
@@ -148,6 +153,9 @@ def fold(events: Iterable[Mapping[str, Any]], resolved: frozenset[str] | set[str
         keep.update(p.files)
     if f.blocked is not None:
         keep.update(f.blocked[2])
+    if f.permission is not None:
+        keep.add(f.permission[2])
+        keep.add(f.last_pre.get(f.permission[0], ("", ""))[1])
     return SpoolView(
         pending=tuple(f.pending.values()),
         blocked=f.blocked is not None,
@@ -155,6 +163,7 @@ def fold(events: Iterable[Mapping[str, Any]], resolved: frozenset[str] | set[str
         posted=frozenset(f.posted),
         keep=frozenset(k for k in keep if k),
         names=tuple(names),
+        permission_open=f.permission is not None,
     )
 
 
