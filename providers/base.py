@@ -133,4 +133,7 @@ class DeepLinker(Protocol):
 
 @runtime_checkable
 class ConnectingReporter(Protocol):
-    def connecting(self, run: RunHandle) -> bool: ...
+    def connecting(self, run: RunHandle) -> bool:
+        """True from spawn until the CLI's session has started (the page shows "starting").
+        Called on every watcher wake: cheap, no subprocess, no wait."""
+        ...

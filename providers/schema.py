@@ -22,8 +22,10 @@ class MessageKind(enum.StrEnum):
 
 class RunState(enum.StrEnum):
     """The whole state vocabulary. Adapters derive idle/working from the transcript; needs_input
-    and question need a live signal channel; ended comes from the TUI's process being gone."""
+    and question need a live signal channel; starting needs a ConnectingReporter (from spawn
+    until the CLI's session has started); ended comes from the TUI's process being gone."""
 
+    STARTING = "starting"
     IDLE = "idle"
     WORKING = "working"
     NEEDS_INPUT = "needs_input"

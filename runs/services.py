@@ -18,7 +18,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from providers.base import LiveSignals
+from providers.base import ConnectingReporter, LiveSignals
 from providers.errors import DialogNotAnswerable, PromptPending, ReplyRefused, SessionGone, StaleDialog
 from providers.registry import get_provider
 from providers.schema import Answer, Dialog, RunHandle, RunState, WorkspaceChoices
@@ -271,13 +271,15 @@ def run_end(*, run: Run) -> None:
 
 
 def run_state(run: Run, transcript_state: RunState, transcript_dialog: Dialog | None = None) -> RunState:
-    """The five-state vocabulary: ended beats everything, a live signal (question,
-    needs_input) beats the transcript's idle/working."""
+    """The state vocabulary: ended beats everything, then starting, then a live signal
+    (question, needs_input) beats the transcript's idle/working."""
     if run.is_ended:
         return RunState.ENDED
     provider = get_provider(run.provider_id)
+    handle = run_handle(run)
+    if isinstance(provider, ConnectingReporter) and provider.connecting(handle):
+        return RunState.STARTING
     if isinstance(provider, LiveSignals):
-        handle = run_handle(run)
         if provider.pending_dialog(handle) is not None:
             return RunState.QUESTION
         blocked = provider.blocked_state(handle)

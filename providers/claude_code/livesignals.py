@@ -61,6 +61,7 @@ class SpoolView:
     # A PermissionRequest (the CLI showing a prompt, any tool) nothing has closed yet: keys sent
     # now would answer it. Unlike `blocked` it does not wait for the ~6 s reminder.
     permission_open: bool = False
+    permission_tool_use_id: str = ""  # its tool's id when its PreToolUse was seen
 
     @property
     def dialog(self) -> Dialog | None:
@@ -164,6 +165,7 @@ def fold(events: Iterable[Mapping[str, Any]], resolved: frozenset[str] | set[str
         keep=frozenset(k for k in keep if k),
         names=tuple(names),
         permission_open=f.permission is not None,
+        permission_tool_use_id=f.permission[1] if f.permission else "",
     )
 
 

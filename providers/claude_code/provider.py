@@ -117,6 +117,7 @@ class ClaudeCodeProvider(AgentProvider):
         self._first_seen: OrderedDict[str, int] = OrderedDict()  # tool_use_id → time_ns
         self._views: OrderedDict[str, tuple[Hashable, SpoolView]] = OrderedDict()
         self._located: dict[str, tuple[Hashable, str]] = {}
+        self._started: OrderedDict[str, None] = OrderedDict()  # spool dirs with a SessionStart
 
     # --- declarations ----------------------------------------------------------------------
 
@@ -356,6 +357,23 @@ class ClaudeCodeProvider(AgentProvider):
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(os.path.join(run.spool_dir, name))
 
+    def connecting(self, run: RunHandle) -> bool:
+        """compat §6 (readiness): starting until the SessionStart hook has run. (The input goes
+        live about a second later; a reply waits for that itself.) Remembered once seen, so a
+        started run costs no spool read."""
+        if not run.spool_dir:
+            return False
+        with self._guard:
+            if run.spool_dir in self._started:
+                return False
+        if not _session_start_ns(run):
+            return True
+        with self._guard:
+            self._started[run.spool_dir] = None
+            while len(self._started) > MAX_VIEWS:
+                self._started.popitem(last=False)
+        return False
+
     # --- input -----------------------------------------------------------------------------
 
     def prepare_reply(self, text: str) -> str:
@@ -443,7 +461,14 @@ class ClaudeCodeProvider(AgentProvider):
         view = self.spool_view(run)
         if view.dialog is not None:
             return "a question"
-        if view.blocked or view.permission_open:
+        if view.blocked:
+            return "permission"
+        if view.permission_open:
+            # A rejected tool gets no PostToolUse: its tool_result closes the prompt, and this
+            # worker may not have read it yet (the watcher may run in another one).
+            tool_use_id = view.permission_tool_use_id
+            if tool_use_id and _has_tool_result(self.locate_transcript(run), tool_use_id):
+                return ""
             return "permission"
         return ""
 
@@ -661,6 +686,23 @@ def _normalize(text: str) -> str:
     return " ".join(text.split())
 
 
+TAIL_BYTES = 1024 * 1024
+
+
+def _has_tool_result(path: str, tool_use_id: str) -> bool:
+    """Whether the transcript's last MiB holds a tool_result for the id (a prompt just closed)."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(max(0, os.fstat(f.fileno()).st_size - TAIL_BYTES))
+            tail = f.read()
+    except FileNotFoundError:
+        return False
+    needle = tool_use_id.encode()
+    return any(
+        needle in line and b'"tool_result"' in line and b'"type":"user"' in line for line in tail.splitlines()
+    )
+
+
 def _session_start_ns(run: RunHandle) -> int:
     """When the newest SessionStart hook ran (0: not yet); without a spool, now (no signal)."""
     if not run.spool_dir:
@@ -749,9 +791,9 @@ def records_prompt(line: bytes, want: str) -> bool:
         return False
     if command := _COMMAND_NAME.search(content):
         args = _COMMAND_ARGS.search(content)
-        content = f"{command.group(1)} {args.group(1) if args else ''}"
-    elif bash := _BASH_INPUT.fullmatch(content):
-        content = SHELL_PREFIX + bash.group(1)  # compat §6: bash mode records <bash-input>
+        return _normalize(f"{command.group(1)} {args.group(1) if args else ''}") == want
+    if bash := _BASH_INPUT.fullmatch(content):
+        return _normalize(SHELL_PREFIX + bash.group(1)) == want  # compat §6: bash mode
     got = _normalize(_PASTED.sub(lambda m: m.group(1), content))
     return got == want or (bool(want) and got.endswith(want))
 

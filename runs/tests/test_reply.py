@@ -1,0 +1,86 @@
+"""POST /runs/<id>/reply/: what the page says and what reaches the provider, against the
+FakeProvider (the real adapter's behaviour is proven in compat/tests/test_live_replies.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from providers.errors import ReplyInFlight
+from providers.testing import fake_raise_dialog
+from runs import services
+
+DIALOG = {"tool_use_id": "toolu_1", "prompt": "Which color?", "options": ["Red", "Green"]}
+
+
+@pytest.fixture
+def run(fake_provider, git_repo, db):
+    return services.run_start(provider_id="fake", repository=git_repo, branch="lab/reply-1")
+
+
+def replies_sent(fake_provider):
+    return [s for s in fake_provider.sent if s[0] == "reply"]
+
+
+def test_it_refuses_a_reply_while_a_question_is_pending(authed_client, run, fake_provider):
+    fake_raise_dialog(run.transcript_path, DIALOG)
+    r = authed_client.post(f"/runs/{run.pk}/reply/", {"text": "No! Do not do that."})
+    assert r.status_code == 409
+    body = r.content.decode()
+    assert "Fake Agent is asking a question: answer it above. Nothing was sent." in body
+    assert "No! Do not do that." in body  # the draft is kept
+    assert replies_sent(fake_provider) == []
+
+
+def test_it_refuses_a_reply_and_new_conversation_while_permission_is_asked(authed_client, run, fake_provider):
+    Path(run.transcript_path + ".blocked").touch()
+    for text in ("go ahead", "/new"):
+        r = authed_client.post(f"/runs/{run.pk}/reply/", {"text": text})
+        assert r.status_code == 409
+        assert "Fake Agent is asking permission" in r.content.decode()
+    assert replies_sent(fake_provider) == []
+
+
+def test_it_refuses_a_command_the_catalog_marks_not_chat_safe_with_its_reason(
+    authed_client, run, fake_provider
+):
+    r = authed_client.post(f"/runs/{run.pk}/reply/", {"text": "/settings now"})
+    assert r.status_code == 409
+    assert "/settings is not available from the chat: it opens a UI." in r.content.decode()
+    assert replies_sent(fake_provider) == []
+
+
+def test_chat_safe_and_unknown_commands_and_paths_are_sent(authed_client, run, fake_provider):
+    for text in ("/echo hi", "/nosuch", "/tmp/x is a path"):
+        assert authed_client.post(f"/runs/{run.pk}/reply/", {"text": text}).status_code == 200
+    assert [t for _, t in replies_sent(fake_provider)] == ["/echo hi", "/nosuch", "/tmp/x is a path"]
+
+
+def test_a_resend_that_may_duplicate_offers_a_deliberate_second_copy(
+    authed_client, run, fake_provider, monkeypatch
+):
+    calls = []
+
+    def reply(handle, text, *, again=False):
+        calls.append((text, again))
+        if not again:
+            raise ReplyInFlight("The same message was sent 3 s ago and has not been recorded yet.")
+
+    monkeypatch.setattr(fake_provider, "reply", reply)
+    r = authed_client.post(f"/runs/{run.pk}/reply/", {"text": "same"})
+    assert r.status_code == 409
+    body = r.content.decode()
+    assert "has not been recorded yet" in body and 'name="again"' in body and "same" in body
+    r = authed_client.post(f"/runs/{run.pk}/reply/", {"text": "same", "again": "on"})
+    assert r.status_code == 200
+    assert calls == [("same", False), ("same", True)]
+
+
+def test_a_run_whose_cli_has_not_started_shows_starting(authed_client, run, fake_provider, monkeypatch):
+    monkeypatch.setattr(type(fake_provider), "connecting", lambda self, handle: True, raising=False)
+    body = authed_client.get(f"/runs/{run.pk}/").content.decode()
+    assert 'class="badge state-starting"' in body and "Fake Agent is starting" in body
+    monkeypatch.setattr(type(fake_provider), "connecting", lambda self, handle: False, raising=False)
+    body = authed_client.get(f"/runs/{run.pk}/").content.decode()
+    assert 'class="badge state-idle"' in body and "is starting" not in body
