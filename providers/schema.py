@@ -235,5 +235,8 @@ class TranscriptRead:
     cursor: Cursor
     state: RunState  # idle or working, from the transcript alone
     dialog: Dialog | None = None  # a pending dialog the transcript shows
+    # Prompts the CLI accepted while working and has not yet turned into a message (its own
+    # queue), oldest first: the page shows them at once, marked queued.
+    queued: tuple[str, ...] = ()
     reset: bool = False  # the file was truncated or replaced: the messages start over
     stats: Mapping[str, int] = field(default_factory=dict)

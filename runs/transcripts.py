@@ -55,7 +55,8 @@ class Tail:
     state: RunState
     dialog: Dialog | None
     next_seq: int
-    head_unread: bool = False  # a provisional index: the file has messages before seq 0
+    head_unread: bool = False
+    queued: tuple[str, ...] = ()  # a provisional index: the file has messages before seq 0
 
     @property
     def has_earlier(self) -> bool:
@@ -75,6 +76,7 @@ class TranscriptIndex:
         self.tail: deque[Message] = deque(maxlen=TAIL)
         self.state = RunState.IDLE
         self.dialog: Dialog | None = None
+        self.queued: tuple[str, ...] = ()
         self.generation = 0  # bumped when the file was truncated or replaced under the reader
         self.error = ""
 
@@ -152,7 +154,7 @@ class TranscriptIndex:
             self.checkpoints = [Cursor(path=self.path)]
         self._absorb(read.messages, read.cursor)
         self.cursor = read.cursor
-        self.state, self.dialog = read.state, read.dialog
+        self.state, self.dialog, self.queued = read.state, read.dialog, read.queued
 
     def _absorb(self, messages: list[Message], end: Cursor) -> None:
         self.tail.extend(messages)
@@ -331,6 +333,7 @@ def transcript_tail(run: Run, limit: int = PAGE) -> Tail:
         dialog=index.dialog,
         next_seq=index.cursor.next_seq,
         head_unread=index.head_unread,
+        queued=index.queued,
     )
 
 

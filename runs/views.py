@@ -95,6 +95,7 @@ def _run_context(run: Run) -> dict[str, object]:
         "has_earlier": tail.has_earlier,
         "last_seq": tail.next_seq - 1,
         "state": state,
+        "queued": tail.queued,
         "dialog": services.pending_dialog(run) if state == RunState.QUESTION else None,
         "provider_name": provider.display_name(),
         "form": ReplyForm(),

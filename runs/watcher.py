@@ -229,6 +229,7 @@ class RunWatcher:
             run.transcript_path = path
         epoch = ""
         dialog = None
+        queued: tuple[str, ...] = ()
         next_seq = 0
         if not path:
             state = services.run_state(run, RunState.IDLE)
@@ -259,7 +260,8 @@ class RunWatcher:
                 # transcript.
                 dialog = services.pending_dialog(run)
             next_seq = index.cursor.next_seq
-        key = (state, dialog, run.is_ended)
+            queued = index.queued
+        key = (state, dialog, run.is_ended, queued)
         panel: str
         if key != self.panel_key or not self.panel:
             self.panel_key = key
@@ -269,6 +271,7 @@ class RunWatcher:
                     "run": run,
                     "state": state,
                     "dialog": dialog,
+                    "queued": queued,
                     "provider_name": provider.display_name(),
                     "oob": True,
                 },

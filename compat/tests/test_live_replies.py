@@ -85,6 +85,7 @@ def test_receipts_match_what_the_cli_records(scripted_model, live_run):
     "#" and "&" are plain text. Each reply returns (no false "not delivered")."""
     provider, handle = live_run.provider, live_run.handle
     timings = {}
+    provider.reply(handle, "warm up")  # the first reply also waits for the input to go live
 
     def send(label: str, reply: str) -> None:
         started = time.monotonic()
@@ -95,8 +96,14 @@ def test_receipts_match_what_the_cli_records(scripted_model, live_run):
     assert "caf\u00e9 n\u00e4ive" in user_contents(live_run)  # the CLI records NFC
 
     invisible = "\u00ad\u200b\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\ufeff"
-    send("bidi", f"first \u202eevil\u202c line{invisible}\nsecond \u200dline")
-    assert "first evil line\nsecond \u200dline" in user_contents(live_run)
+    send("bidi", f"first \u202eevil\u202c line{invisible}\nsecond line")
+    assert "first evil line\nsecond line" in user_contents(live_run)
+
+    # A lone zero-width joiner is stripped too (one inside an emoji sequence is kept): lab keeps
+    # it, the CLI holds the paste for review, lab's retry Enter submits it, the receipt matches.
+    send("zwj", "lone \u200djoiner")
+    assert "lone joiner" in user_contents(live_run)
+    timings.pop("zwj")
 
     send("unknown", "/nosuchcommand-xyz")
     assert any(
@@ -177,8 +184,8 @@ def test_leftover_text_in_the_composer_is_submitted_with_the_next_reply(scripted
 def test_an_unrecorded_reply_is_not_called_lost_and_is_never_sent_twice(
     scripted_model, live_run, monkeypatch
 ):
-    """/help opens a screen and (fullscreen renderer) records nothing, even when it is closed:
-    lab says it cannot tell, and refuses the same text again unless asked for a second copy."""
+    """/help opens a screen and (fullscreen renderer) records nothing, open or closed: lab says
+    it cannot tell, and refuses the same text again unless asked for a second copy."""
     monkeypatch.setattr(claude_provider, "DELIVERY_TIMEOUT_S", 4.0)
     live_run.provider.reply(live_run.handle, "warm up")
     with pytest.raises(ReplyNotDelivered) as raised:
@@ -187,9 +194,10 @@ def test_an_unrecorded_reply_is_not_called_lost_and_is_never_sent_twice(
     with pytest.raises(ReplyInFlight, match="not recorded it yet"):
         live_run.provider.reply(live_run.handle, "/help")
     Tmux(live_run.handle.tmux_socket).send_keys(live_run.handle.tmux_session, "Escape")  # the operator
+    live_run.provider.reply(live_run.handle, "back at the prompt")  # a different text goes
     with pytest.raises(ReplyInFlight, match="not recorded it yet"):
         live_run.provider.reply(live_run.handle, "/help")
-    assert not any("/help" in str(e) for e in entries(live_run))
+    assert not any("<command-name>/help</command-name>" in json.dumps(e) for e in entries(live_run))
 
 
 def test_a_reply_that_lands_late_is_reported_as_landed_not_sent_twice(scripted_model, live_run, monkeypatch):
@@ -221,3 +229,22 @@ def test_the_classic_renderer_takes_replies(scripted_model, claude_home, spawn):
     assert Tmux(run.handle.tmux_socket).pane_format(run.handle.tmux_session, "#{mouse_any_flag}") == "0"
     assert any("from a classic pane" in c for c in user_contents(run))
     assert elapsed < claude_provider.READY_TIMEOUT_S
+
+
+def test_a_prompt_sent_while_working_is_reported_queued_at_once(scripted_model, live_run):
+    """compat §1: the enqueue is recorded at once; the message itself only after the turn.
+    The read reports it queued until the CLI dequeues it."""
+    from compat.scripted_model import slow_text
+
+    scripted_model.script.add(when("SLOW", slow_text(10, 0.7)), when("FOLLOW", text("Follow-up handled.")))
+    assert live_run.provider.connecting(live_run.handle)  # spawned, SessionStart not run yet
+    live_run.provider.reply(live_run.handle, "SLOW please")
+    assert not live_run.provider.connecting(live_run.handle)
+    scripted_model.wait_streaming(min_deltas=2, timeout=60)
+    live_run.provider.reply(live_run.handle, "FOLLOW up while you work")
+    read = live_run.refresh()
+    assert read.queued == ("FOLLOW up while you work",)
+    assert "FOLLOW up while you work" not in live_run.texts("user_text")
+    live_run.wait(lambda r: "Follow-up handled." in r.texts("assistant_text"), timeout=90, what="answer")
+    assert live_run.last.queued == ()
+    assert "FOLLOW up while you work" in live_run.texts("user_text")

@@ -401,15 +401,15 @@ class ClaudeCodeProvider(AgentProvider):
         want = _normalize(text)
         with _reply_lock(run):
             outbox = _Outbox(run.spool_dir)
-            pending = outbox.read()
-            if pending is not None and pending.get("want") == want and not again:
+            pending = outbox.find(want)
+            if pending is not None and not again:
                 self._refuse_resend(run, outbox, pending)
             self._refuse_if_asking(run)
             self._wait_ready(run, tmux)
             self._refuse_if_asking(run)
             path = self.locate_transcript(run)
             start = _size(path)
-            outbox.write({"want": want, "path": path, "offset": start, "at": time.time()})
+            outbox.add({"want": want, "path": path, "offset": start, "at": time.time()})
             tmux.paste(run.tmux_session, text)
             time.sleep(enter_delay(text))
             if self._asking(run):
@@ -434,7 +434,7 @@ class ClaudeCodeProvider(AgentProvider):
                     "arrived. If it lands, it appears in the chat. lab will not send the same text "
                     "again until then."
                 )
-            outbox.clear()
+            outbox.remove(want)
 
     def _refuse_resend(self, run: RunHandle, outbox: _Outbox, pending: dict[str, object]) -> None:
         """The same text as an unconfirmed earlier send: never a second copy by accident."""
@@ -443,7 +443,7 @@ class ClaudeCodeProvider(AgentProvider):
             run, path, offset, str(pending["want"]), timeout=0
         )
         if landed:
-            outbox.clear()
+            outbox.remove(str(pending["want"]))
             raise ReplyInFlight(
                 "That message reached Claude Code after all: it is in the chat. Send it again "
                 "only if you mean to send it twice."
@@ -680,9 +680,10 @@ def _size(path: str) -> int:
 
 def _normalize(text: str) -> str:
     """What a receipt compares: compat §6 (receipts), the CLI records NFC and drops invisible
-    format characters; whitespace is collapsed (the paste wrapper adds newlines)."""
+    format characters (a lone zero-width joiner too); whitespace is collapsed (the paste wrapper
+    adds newlines)."""
     text = unicodedata.normalize("NFC", text)
-    text = "".join(ch for ch in text if unicodedata.category(ch) != "Cf" or ch in "\u200c\u200d")
+    text = "".join(ch for ch in text if unicodedata.category(ch) != "Cf")
     return " ".join(text.split())
 
 
@@ -731,32 +732,44 @@ def _reply_lock(run: RunHandle) -> Iterator[None]:
 
 
 class _Outbox:
-    """The last sent text Claude Code has not recorded yet (normalized), where its receipt would
-    start, and when: so a resend is refused while the first may still land. A dotfile in the
-    spool dir (the spool reader skips those), shared by every worker."""
+    """Sent texts Claude Code has not recorded yet (normalized), where each one's receipt would
+    start, and when: a resend is refused while the first may still land. A dotfile in the spool
+    dir (the spool reader skips those), shared by every worker; the newest few are kept."""
+
+    MAX = 8
 
     def __init__(self, spool_dir: str) -> None:
         self.path = os.path.join(spool_dir, ".outbox") if spool_dir else ""
 
-    def read(self) -> dict[str, object] | None:
+    def entries(self) -> list[dict[str, object]]:
         if not self.path:
-            return None
+            return []
         try:
             data = orjson.loads(Path(self.path).read_bytes())
         except (OSError, orjson.JSONDecodeError):
-            return None
-        return data if isinstance(data, dict) else None
+            return []
+        return [e for e in data if isinstance(e, dict)] if isinstance(data, list) else []
 
-    def write(self, data: dict[str, object]) -> None:
-        if self.path:
-            tmp = f"{self.path}.tmp"
-            Path(tmp).write_bytes(orjson.dumps(data))
-            os.replace(tmp, self.path)
+    def find(self, want: str) -> dict[str, object] | None:
+        return next((e for e in self.entries() if e.get("want") == want), None)
 
-    def clear(self) -> None:
-        if self.path:
+    def add(self, entry: dict[str, object]) -> None:
+        kept = [e for e in self.entries() if e.get("want") != entry.get("want")]
+        self._write([*kept, entry][-self.MAX :])
+
+    def remove(self, want: str) -> None:
+        self._write([e for e in self.entries() if e.get("want") != want])
+
+    def _write(self, entries: list[dict[str, object]]) -> None:
+        if not self.path:
+            return
+        if not entries:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(self.path)
+            return
+        tmp = f"{self.path}.tmp"
+        Path(tmp).write_bytes(orjson.dumps(entries))
+        os.replace(tmp, self.path)
 
 
 _PASTED = re.compile(r'<pasted_content id="[^"]*">(.*?)</pasted_content id="[^"]*">', re.S)

@@ -507,6 +507,7 @@ def read_transcript(
         ),
         state=reader.state,
         dialog=reader.dialog(),
+        queued=tuple(reader.queued),  # compat §1: enqueued, not yet dequeued
         reset=reset,
         stats=reader.stats,
     )

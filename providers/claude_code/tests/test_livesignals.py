@@ -175,6 +175,23 @@ def test_a_rejected_bash_is_resolved_by_the_transcript_or_the_next_prompt(spool)
     assert not spool.view().blocked
 
 
+def test_a_permission_request_is_open_at_once_until_its_tool_resolves(spool):
+    # The reply guard must not wait ~6 s for the reminder Notification: keys sent while the
+    # prompt is shown would answer it.
+    spool.write(prompt("BASH1"), BASH, permission("Bash"))
+    view = spool.view()
+    assert view.permission_open and view.permission_tool_use_id == "toolu_bash" and not view.blocked
+    assert not spool.view(resolved=frozenset({"toolu_bash"})).permission_open  # rejected: tool_result
+    spool.write(post("Bash", "toolu_bash", {"stdout": ""}))
+    assert not spool.view().permission_open
+
+
+def test_an_open_permission_request_is_kept_by_the_sweep(spool):
+    spool.write(prompt("BASH1"), BASH, permission("Bash"))
+    view = spool.view()
+    assert sweepable(view, time.time_ns()) == [view.names[0]]  # only the prompt's own hook goes
+
+
 def test_idle_prompt_notifications_block_nothing(spool):
     spool.write(prompt(), stop(), notification("idle_prompt", "Claude is waiting for your input"))
     assert not spool.view().blocked and spool.view().dialog is None

@@ -72,10 +72,32 @@ def test_text_with_a_bang_elsewhere_is_sent_and_invisible_characters_are_strippe
     assert provider.prepare_reply("wow! \u202eok\u202c\u200b \u200d") == "wow! ok \u200d"
 
 
-def test_the_outbox_round_trips_and_clears(tmp_path):
+def test_the_outbox_keeps_each_unconfirmed_text_until_it_is_removed(tmp_path):
     outbox = _Outbox(str(tmp_path))
-    assert outbox.read() is None
-    outbox.write({"want": "x", "offset": 3})
-    assert outbox.read() == {"want": "x", "offset": 3}
-    outbox.clear()
-    assert outbox.read() is None
+    assert outbox.find("x") is None
+    outbox.add({"want": "x", "offset": 3})
+    outbox.add({"want": "y", "offset": 9})  # a later, different text does not confirm "x"
+    assert outbox.find("x") == {"want": "x", "offset": 3}
+    outbox.remove("y")
+    assert outbox.find("y") is None and outbox.find("x") is not None
+    outbox.remove("x")
+    assert not (tmp_path / ".outbox").exists()
+
+
+def test_a_queued_prompt_is_reported_until_the_cli_dequeues_it(tmp_path):
+    from pathlib import Path
+
+    from providers.claude_code.transcript import read_transcript
+    from providers.schema import Cursor
+
+    fixture = Path(__file__).resolve().parents[3] / "compat/fixtures/claude-code/2.1.328"
+    lines = (fixture / "reply__queued_while_working.jsonl").read_bytes().splitlines(keepends=True)
+    cut = next(i for i, line in enumerate(lines) if b'"dequeue"' in line)
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(b"".join(lines[:cut]))
+    read = read_transcript(str(path), Cursor(path=str(path)))
+    assert read.queued == ("queued follow-up msg",)
+    path.write_bytes(b"".join(lines))
+    again = read_transcript(str(path), read.cursor)
+    assert again.queued == ()
+    assert [m.text for m in again.messages if m.kind == "user_text"] == ["queued follow-up msg"]
