@@ -62,6 +62,9 @@ class SpoolView:
     # now would answer it. Unlike `blocked` it does not wait for the ~6 s reminder.
     permission_open: bool = False
     permission_tool_use_id: str = ""  # its tool's id when its PreToolUse was seen
+    # When the newest tool began (PreToolUse) that has neither finished nor asked permission
+    # yet (0: none): a prompt may be about to be shown for it.
+    unsettled_tool_ns: int = 0
 
     @property
     def dialog(self) -> Dialog | None:
@@ -80,11 +83,13 @@ class _Fold:
     permission: tuple[str, str, str] | None = None  # (tool_name, tool_use_id, file)
     blocked: tuple[str, str, tuple[str, ...]] | None = None  # (tool_name, tool_use_id, files)
     session_start: str = ""
+    unsettled: dict[str, int] = field(default_factory=dict)  # tool_use_id → PreToolUse time
 
     def clear(self) -> None:
         self.pending.clear()
         self.permission = None
         self.blocked = None
+        self.unsettled.clear()
 
     def event(self, e: Mapping[str, Any]) -> None:
         name = e.get("hook_event_name")
@@ -99,6 +104,7 @@ class _Fold:
             return
         if name == "PreToolUse" and tool_use_id:
             self.last_pre[tool] = (tool_use_id, file)
+            self.unsettled[tool_use_id] = event_time_ns(e)
             if tool in DIALOG_TOOLS and tool_use_id not in self.posted:
                 tool_input = e.get("tool_input")
                 dialog = dialog_for(tool_use_id, tool, tool_input if isinstance(tool_input, dict) else {})
@@ -108,6 +114,7 @@ class _Fold:
         elif name == "PermissionRequest":
             pre_id, _ = self.last_pre.get(tool, ("", ""))
             self.permission = (tool, pre_id, file)
+            self.unsettled.pop(pre_id, None)
             if tool in DIALOG_TOOLS and pre_id in self.pending:
                 p = self.pending[pre_id]
                 # The permission request is the picker being shown: the later, better anchor.
@@ -125,6 +132,7 @@ class _Fold:
         elif name == "PostToolUse":
             if tool_use_id:
                 self.posted.add(tool_use_id)
+                self.unsettled.pop(tool_use_id, None)
                 self.pending.pop(tool_use_id, None)
             if self.blocked is not None and (not self.blocked[1] or self.blocked[1] == tool_use_id):
                 self.blocked = None
@@ -139,6 +147,8 @@ class _Fold:
             self.blocked = None
         if self.permission is not None and self.permission[1] and self.permission[1] in self.resolved:
             self.permission = None
+        for tool_use_id in [t for t in self.unsettled if t in self.resolved]:
+            del self.unsettled[tool_use_id]
 
 
 def fold(events: Iterable[Mapping[str, Any]], resolved: frozenset[str] | set[str] = frozenset()) -> SpoolView:
@@ -166,6 +176,7 @@ def fold(events: Iterable[Mapping[str, Any]], resolved: frozenset[str] | set[str
         names=tuple(names),
         permission_open=f.permission is not None,
         permission_tool_use_id=f.permission[1] if f.permission else "",
+        unsettled_tool_ns=max(f.unsettled.values(), default=0),
     )
 
 

@@ -78,6 +78,9 @@ CLASSIC_READY_S = 1.5
 # review): soft hyphen, zero-width space, bidi embeddings/overrides/isolates, BOM. Zero-width
 # joiner (emoji sequences) is kept.
 INVISIBLE = re.compile("[\u00ad\u200b\u202a-\u202e\u2066-\u2069\ufeff]")
+# compat §6 (prompts take keys): how long after a tool's PreToolUse its PermissionRequest may
+# still come; a reply waits that long before its first key.
+TOOL_SETTLE_S = 2.0
 # compat §6 (mode prefixes): the only prefix that switches the composer's mode ("#", "&" are text).
 SHELL_PREFIX = "!"
 
@@ -406,6 +409,7 @@ class ClaudeCodeProvider(AgentProvider):
                 self._refuse_resend(run, outbox, pending)
             self._refuse_if_asking(run)
             self._wait_ready(run, tmux)
+            self._wait_tool_settled(run)
             self._refuse_if_asking(run)
             path = self.locate_transcript(run)
             start = _size(path)
@@ -471,6 +475,16 @@ class ClaudeCodeProvider(AgentProvider):
                 return ""
             return "permission"
         return ""
+
+    def _wait_tool_settled(self, run: RunHandle) -> None:
+        """compat §6 (prompts take keys): a tool that just began may be about to ask permission;
+        its PermissionRequest comes after its PreToolUse. Wait, bounded, until it asked (then
+        _refuse_if_asking refuses) or TOOL_SETTLE_S passed (it runs: the reply is queued)."""
+        while True:
+            began = self.spool_view(run).unsettled_tool_ns
+            if not began or time.time_ns() - began >= TOOL_SETTLE_S * 1e9:
+                return
+            time.sleep(POLL_S)
 
     def _refuse_if_asking(self, run: RunHandle) -> None:
         asking = self._asking(run)

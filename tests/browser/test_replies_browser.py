@@ -43,7 +43,7 @@ def worktree_file(lab_server: LabServer, name: str) -> list[Path]:
 
 
 def test_combining_characters_land_and_show_as_sent(page: Any, lab_server: LabServer, replies_run) -> None:
-    lab_server.model.script.add(when("cafe", text("Noted the accents.")))
+    lab_server.model.script.add(when("caf\u00e9", text("Noted the accents.")))  # the model sees NFC
     open_run(page, replies_run)
     send(page, "cafe\u0301 na\u0308ive")
     expect(page.locator("#transcript .msg-user_text").last).to_have_text("caf\u00e9 n\u00e4ive")
@@ -84,7 +84,9 @@ def test_a_reply_while_permission_is_asked_is_refused_and_answers_nothing(
     assert worktree_file(lab_server, "approved.txt") == []
 
 
-def test_a_typed_help_is_refused_and_the_run_keeps_working(page: Any, lab_server: LabServer, replies_run) -> None:
+def test_a_typed_help_is_refused_and_the_run_keeps_working(
+    page: Any, lab_server: LabServer, replies_run
+) -> None:
     lab_server.model.script.add(when("after help", text("Still responsive.")))
     open_run(page, replies_run)
     send(page, "/help")

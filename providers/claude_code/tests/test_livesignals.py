@@ -331,3 +331,15 @@ def test_the_adapter_arms_the_backstop_with_its_intents(provider):
     provider._record_intent(intent_for(dialog, [Answer(choices=(wrong,))]))
     warnings = backstop()
     assert len(warnings) == 1 and warnings[0].is_error
+
+
+def test_a_tool_that_began_is_unsettled_until_it_asks_or_finishes(spool):
+    # A reply waits on it: the permission prompt for a just-begun tool comes after its Pre.
+    spool.write(prompt("BASH1"), BASH)
+    assert spool.view().unsettled_tool_ns > 0
+    spool.write(permission("Bash"))
+    assert spool.view().unsettled_tool_ns == 0  # it asked: the reply is refused instead
+    spool.write(post("Bash", "toolu_bash", {"stdout": ""}), prompt("again"), BASH)
+    assert spool.view().unsettled_tool_ns > 0
+    spool.write(post("Bash", "toolu_bash", {"stdout": ""}))
+    assert spool.view().unsettled_tool_ns == 0
