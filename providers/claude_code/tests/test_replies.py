@@ -101,3 +101,17 @@ def test_a_queued_prompt_is_reported_until_the_cli_dequeues_it(tmp_path):
     again = read_transcript(str(path), read.cursor)
     assert again.queued == ()
     assert [m.text for m in again.messages if m.kind == "user_text"] == ["queued follow-up msg"]
+
+
+def test_one_reply_at_a_time_per_run_across_workers(tmp_path):
+    # Two workers are two processes with their own provider; the lock is a file lock in the run's
+    # spool dir, so a second holder is refused even through another open file.
+    from providers.claude_code.provider import _reply_lock
+    from providers.errors import ReplyInFlight
+    from providers.schema import RunHandle
+
+    handle = RunHandle(run_id=1, worktree="/wt", tmux_socket="s", tmux_session="x", spool_dir=str(tmp_path))
+    with _reply_lock(handle), pytest.raises(ReplyInFlight, match="being sent"), _reply_lock(handle):
+        pass
+    with _reply_lock(handle):  # released
+        pass
