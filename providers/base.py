@@ -127,6 +127,22 @@ class LiveSignals(Protocol):
 
 
 @runtime_checkable
+class PromptReturner(Protocol):
+    """A way back to the CLI's prompt from a screen lab does not drive (a help screen, an
+    unknown picker), without the operator attaching to the terminal."""
+
+    def at_prompt(self, run: RunHandle) -> bool | None:
+        """Whether the TUI shows its prompt now; None when it cannot tell. No keys, no wait."""
+        ...
+
+    def return_to_prompt(self, run: RunHandle) -> bool | None:
+        """Hazard-checked keys (never one that could answer a prompt, interrupt a turn or open
+        another screen at the prompt), then whether the prompt is back (verified, bounded);
+        None when it cannot tell (and then it sends nothing)."""
+        ...
+
+
+@runtime_checkable
 class DeepLinker(Protocol):
     def deep_link(self, run: RunHandle) -> str: ...
 

@@ -18,7 +18,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from providers.base import ConnectingReporter, LiveSignals
+from providers.base import ConnectingReporter, LiveSignals, PromptReturner
 from providers.errors import DialogNotAnswerable, PromptPending, ReplyRefused, SessionGone, StaleDialog
 from providers.registry import get_provider
 from providers.schema import Answer, Dialog, RunHandle, RunState, WorkspaceChoices
@@ -139,6 +139,26 @@ def run_reply(*, run: Run, text: str, again: bool = False) -> None:
     if isinstance(provider, LiveSignals) and provider.blocked_state(handle) is not None:
         raise PromptPending(f"{name} is asking permission: answer it first (see above). Nothing was sent.")
     provider.reply(handle, text, again=again)
+
+
+def run_return_to_prompt(*, run: Run) -> bool | None:
+    """Bring the TUI back to its prompt from a screen lab does not drive. True: verified back;
+    False: keys sent, not back; None: the provider cannot tell or has no way. Refused (nothing
+    sent) while the run asks something or works: keys would answer or interrupt it."""
+    handle = _require_live(run)
+    provider = get_provider(run.provider_id)
+    if not isinstance(provider, PromptReturner):
+        return None
+    name = provider.display_name()
+    if pending_dialog(run) is not None:
+        raise PromptPending(f"{name} is asking a question: answer it above. Nothing was sent.")
+    if isinstance(provider, LiveSignals) and provider.blocked_state(handle) is not None:
+        raise PromptPending(f"{name} is asking permission: answer it first (see above). Nothing was sent.")
+    from runs.transcripts import transcript_tail  # as pending_dialog: transcripts imports services
+
+    if transcript_tail(run, limit=1).state == RunState.WORKING:
+        raise ReplyRefused(f"{name} is working: use Interrupt to stop the turn. Nothing was sent.")
+    return provider.return_to_prompt(handle)
 
 
 def run_interrupt(*, run: Run) -> None:

@@ -230,6 +230,30 @@ async def run_reply(request: HttpRequest, run_id: int) -> HttpResponse:
 
 
 @require_POST
+async def run_return_to_prompt(request: HttpRequest, run_id: int) -> HttpResponse:
+    """Press the provider's way back to the prompt; the panel's note says what was verified."""
+    run = await _aget_run(run_id)
+    name = get_provider(run.provider_id).display_name()
+    try:
+        back = await sync_to_async(services.run_return_to_prompt, thread_sensitive=False)(run=run)
+    except ProviderError as exc:
+        return _prompt_note(request, str(exc), status=409)
+    finally:
+        poke(run.pk)
+    if back is None:
+        note = f"lab cannot tell whether {name} shows its prompt: check the terminal with the attach command."
+    elif back:
+        note = f"{name} shows its prompt."
+    else:
+        note = f"{name} still does not show its prompt: check the terminal with the attach command."
+    return _prompt_note(request, note)
+
+
+def _prompt_note(request: HttpRequest, note: str, *, status: int = 200) -> HttpResponse:
+    return render(request, "runs/detail.html#prompt_note", {"prompt_note": note}, status=status)
+
+
+@require_POST
 async def run_interrupt(request: HttpRequest, run_id: int) -> HttpResponse:
     run = await _aget_run(run_id)
     if not run.is_ended and not await sync_to_async(services.run_alive, thread_sensitive=False)(run):

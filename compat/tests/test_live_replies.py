@@ -248,3 +248,23 @@ def test_a_prompt_sent_while_working_is_reported_queued_at_once(scripted_model, 
     live_run.wait(lambda r: "Follow-up handled." in r.texts("assistant_text"), timeout=90, what="answer")
     assert live_run.last.queued == ()
     assert "FOLLOW up while you work" in live_run.texts("user_text")
+
+
+def test_return_to_the_prompt_closes_a_screen_and_never_touches_the_prompt(scripted_model, live_run):
+    """compat §6 (the prompt's place): the composer's cursor is 3 rows above the bottom in the
+    fullscreen renderer; /help moves it. One Esc closes the screen; at the prompt no key is sent
+    (a draft survives, which a second Esc would clear)."""
+    provider, handle = live_run.provider, live_run.handle
+    tmux, session = Tmux(handle.tmux_socket), handle.tmux_session
+    provider.reply(handle, "warm up")
+    assert provider.at_prompt(handle) is True
+    tmux.paste(session, "/help")
+    time.sleep(0.2)
+    tmux.send_keys(session, "Enter")
+    wait_for(lambda: provider.at_prompt(handle) is False, "the help screen")
+    assert provider.return_to_prompt(handle) is True
+    assert provider.at_prompt(handle) is True
+    tmux.paste(session, "a draft kept")
+    assert provider.return_to_prompt(handle) is True  # at the prompt: nothing sent
+    tmux.send_keys(session, "Enter")
+    wait_for(lambda: "a draft kept" in user_contents(live_run), "the draft, submitted")

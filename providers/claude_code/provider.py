@@ -81,6 +81,10 @@ INVISIBLE = re.compile("[\u00ad\u200b\u202a-\u202e\u2066-\u2069\ufeff]")
 # compat §6 (prompts take keys): how long after a tool's PreToolUse its PermissionRequest may
 # still come; a reply waits that long before its first key.
 TOOL_SETTLE_S = 2.0
+# compat §6 (the prompt's place): in the fullscreen renderer the composer's cursor sits this
+# many rows above the pane's bottom (composer line, rule, footer); any other screen moves it.
+COMPOSER_ROWS_FROM_BOTTOM = 3
+RETURN_VERIFY_S = 3.0
 # compat §6 (mode prefixes): the only prefix that switches the composer's mode ("#", "&" are text).
 SHELL_PREFIX = "!"
 
@@ -376,6 +380,38 @@ class ClaudeCodeProvider(AgentProvider):
             while len(self._started) > MAX_VIEWS:
                 self._started.popitem(last=False)
         return False
+
+    def at_prompt(self, run: RunHandle) -> bool | None:
+        """compat §6 (the prompt's place): tmux's cursor position and alternate-screen flag
+        (terminal state, not the screen's text). The classic renderer draws inline: None."""
+        flags = Tmux(run.tmux_socket).pane_format(
+            run.tmux_session, "#{alternate_on} #{cursor_y} #{pane_height}"
+        )
+        if flags is None:
+            raise SessionGone("The agent's terminal session is gone.")
+        alternate, y, height = [*flags.split(), "", "", ""][:3]
+        if alternate != "1" or not y.isdigit() or not height.isdigit():
+            return None
+        return int(y) == int(height) - COMPOSER_ROWS_FROM_BOTTOM
+
+    def return_to_prompt(self, run: RunHandle) -> bool | None:
+        """One Esc, only when the prompt is not showing and nothing is asking: Esc closes a
+        screen (compat §6), while at the prompt a second one would clear the draft or open
+        Rewind (§9), and on a permission prompt or picker it would decline it. Verified by the
+        cursor's return, bounded. One key per call: the operator asks again if needed."""
+        tmux = Tmux(run.tmux_socket)
+        with _reply_lock(run):
+            at = self.at_prompt(run)
+            if at is not False:
+                return at  # already there, or it cannot tell: no key
+            self._refuse_if_asking(run)
+            tmux.send_keys(run.tmux_session, "Escape")
+            deadline = time.monotonic() + RETURN_VERIFY_S
+            while time.monotonic() < deadline:
+                if self.at_prompt(run):
+                    return True
+                time.sleep(POLL_S)
+            return False
 
     # --- input -----------------------------------------------------------------------------
 

@@ -84,3 +84,33 @@ def test_a_run_whose_cli_has_not_started_shows_starting(authed_client, run, fake
     monkeypatch.setattr(type(fake_provider), "connecting", lambda self, handle: False, raising=False)
     body = authed_client.get(f"/runs/{run.pk}/").content.decode()
     assert 'class="badge state-idle"' in body and "is starting" not in body
+
+
+def test_return_to_the_prompt_says_what_was_verified(authed_client, run, fake_provider, monkeypatch):
+    url = f"/runs/{run.pk}/return-to-prompt/"
+    r = authed_client.post(url)
+    assert r.status_code == 200
+    assert "lab cannot tell whether Fake Agent shows its prompt" in r.content.decode()
+    cls = type(fake_provider)
+    monkeypatch.setattr(cls, "at_prompt", lambda self, handle: False, raising=False)
+    for back, says in ((True, "Fake Agent shows its prompt."), (False, "still does not show its prompt")):
+        monkeypatch.setattr(cls, "return_to_prompt", lambda self, handle, back=back: back, raising=False)
+        assert says in authed_client.post(url).content.decode()
+
+
+def test_return_to_the_prompt_sends_nothing_while_the_run_asks(
+    authed_client, run, fake_provider, monkeypatch
+):
+    cls = type(fake_provider)
+    pressed = []
+    monkeypatch.setattr(cls, "at_prompt", lambda self, handle: False, raising=False)
+    monkeypatch.setattr(cls, "return_to_prompt", lambda self, handle: pressed.append(1), raising=False)
+    fake_raise_dialog(run.transcript_path, DIALOG)
+    r = authed_client.post(f"/runs/{run.pk}/return-to-prompt/")
+    assert r.status_code == 409 and "asking a question" in r.content.decode()
+    assert pressed == []
+
+
+def test_the_idle_panel_offers_the_way_back(authed_client, run):
+    body = authed_client.get(f"/runs/{run.pk}/").content.decode()
+    assert f'hx-post="/runs/{run.pk}/return-to-prompt/"' in body and "Return to the prompt" in body
