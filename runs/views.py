@@ -207,6 +207,9 @@ async def run_reply(request: HttpRequest, run_id: int) -> HttpResponse:
     if not form.is_valid():
         return _composer(request, run, form, error="Write something first.", status=422)
     text, again = form.cleaned_data["text"], form.cleaned_data["again"]
+    if request.POST.get("source") == "new-conversation":
+        # The button's outcome goes beside it: the operator's draft in the composer stays.
+        return await _new_conversation(request, run, text)
     if len(text.encode()) > settings.LAB_REPLY_MAX_BYTES:
         return _composer(
             request, run, form, error=f"That is longer than {settings.LAB_REPLY_MAX_BYTES} bytes.", status=413
@@ -227,6 +230,19 @@ async def run_reply(request: HttpRequest, run_id: int) -> HttpResponse:
     finally:
         poke(run.pk)
     return _composer(request, run, ReplyForm())
+
+
+async def _new_conversation(request: HttpRequest, run: Run, text: str) -> HttpResponse:
+    note, status = "", 200
+    try:
+        await sync_to_async(services.run_reply, thread_sensitive=False)(run=run, text=text)
+    except ReplyNotDelivered as exc:
+        note, status = str(exc), 502
+    except ProviderError as exc:  # refused, starting, gone: nothing was sent
+        note, status = str(exc), 409
+    finally:
+        poke(run.pk)
+    return render(request, "runs/detail.html#new_conversation_note", {"note": note}, status=status)
 
 
 @require_POST

@@ -35,11 +35,21 @@ def test_it_refuses_a_reply_while_a_question_is_pending(authed_client, run, fake
 
 def test_it_refuses_a_reply_and_new_conversation_while_permission_is_asked(authed_client, run, fake_provider):
     Path(run.transcript_path + ".blocked").touch()
-    for text in ("go ahead", "/new"):
-        r = authed_client.post(f"/runs/{run.pk}/reply/", {"text": text})
-        assert r.status_code == 409
-        assert "Fake Agent is asking permission" in r.content.decode()
+    r = authed_client.post(f"/runs/{run.pk}/reply/", {"text": "go ahead"})
+    assert r.status_code == 409 and "Fake Agent is asking permission" in r.content.decode()
+    # The New conversation button: its note, beside it (the composer and its draft stay).
+    r = authed_client.post(f"/runs/{run.pk}/reply/", {"text": "/new", "source": "new-conversation"})
+    assert r.status_code == 409
+    body = r.content.decode()
+    assert body.startswith('<span id="new-conversation-note" class="error" role="alert">')
+    assert "Fake Agent is asking permission" in body and "composer" not in body
     assert replies_sent(fake_provider) == []
+
+
+def test_new_conversation_from_its_button_leaves_the_composer_alone(authed_client, run, fake_provider):
+    r = authed_client.post(f"/runs/{run.pk}/reply/", {"text": "/new", "source": "new-conversation"})
+    assert r.status_code == 200 and r.content.decode() == '<span id="new-conversation-note"></span>'
+    assert replies_sent(fake_provider) == [("reply", "/new")]
 
 
 def test_it_refuses_a_command_the_catalog_marks_not_chat_safe_with_its_reason(

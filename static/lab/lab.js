@@ -59,7 +59,7 @@
   // A failed send (4xx/5xx) still swaps the composer: it carries the error and the draft.
   document.addEventListener("htmx:beforeSwap", function (evt) {
     const elt = evt.detail.requestConfig && evt.detail.requestConfig.elt;
-    if (elt && (elt.id === "composer" || elt.closest && elt.closest("#dialog"))) {
+    if (elt && (elt.id === "composer" || elt.closest && (elt.closest("#dialog") || elt.closest(".new-conversation")))) {
       if (evt.detail.xhr.status >= 400) { evt.detail.shouldSwap = true; evt.detail.isError = false; }
     }
   });

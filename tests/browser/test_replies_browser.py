@@ -78,6 +78,11 @@ def test_a_reply_while_permission_is_asked_is_refused_and_answers_nothing(
     expect(page.locator("#composer textarea")).to_have_value("No! Do not run that command.")
     assert worktree_file(lab_server, "approved.txt") == []
     assert not lab_server.transcript_contains("No! Do not run that command.")
+    # New conversation goes the same way: refused beside its button, the draft left alone.
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.locator("form.new-conversation").get_by_role("button", name="New conversation").click()
+    expect(page.locator("#new-conversation-note")).to_contain_text("is asking permission")
+    expect(page.locator("#composer textarea")).to_have_value("No! Do not run that command.")
     # The operator declines it in the terminal; the run comes back and takes replies again.
     Tmux(lab_server.tmux_socket).send_keys(replies_run.tmux_session, "Escape")
     expect(page.locator("#panel")).to_have_attribute("data-state", "idle", timeout=LIVE_TIMEOUT_MS)
