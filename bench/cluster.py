@@ -72,3 +72,43 @@ def lease_holders(run_id: int) -> dict[str, int]:
         cur.execute("SELECT pid FROM pg_stat_activity WHERE application_name = %s", [f"lab-watch-{run_id}"])
         pids = sorted(row[0] for row in cur.fetchall())
     return {"advisory_locks": locks, "watch_sessions": len(pids), "pids": pids}
+
+
+def lease_holder_pid(run_id: int, candidates: list[int]) -> int | None:
+    """Which of `candidates` (OS pids of lab workers) holds the run's watch lease: the client
+    end of the PostgreSQL session granted the run's advisory lock (runs/leases.py) is a TCP
+    socket one of them owns. None when no session holds it, or none of them owns that one."""
+    from django.db import connection
+
+    from runs.leases import LOCK_NAMESPACE
+
+    with connection.cursor() as cur:
+        cur.execute(
+            "SELECT a.client_port FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid"
+            " WHERE l.locktype = 'advisory' AND l.granted AND l.classid = %s AND l.objid = %s",
+            [LOCK_NAMESPACE, run_id],
+        )
+        ports = [row[0] for row in cur.fetchall()]
+    if len(ports) != 1 or not ports[0] or ports[0] < 0:
+        return None
+    inodes = _local_port_inodes(ports[0])
+    for pid in candidates:
+        with contextlib.suppress(OSError):
+            fd_dir = Path(f"/proc/{pid}/fd")
+            for fd in fd_dir.iterdir():
+                with contextlib.suppress(OSError):
+                    if os.readlink(fd) in inodes:
+                        return pid
+    return None
+
+
+def _local_port_inodes(port: int) -> set[str]:
+    """The socket inodes ("socket:[N]") of TCP sockets bound locally to `port`."""
+    out: set[str] = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with contextlib.suppress(OSError):
+            for line in Path(table).read_text().splitlines()[1:]:
+                fields = line.split()
+                if int(fields[1].rsplit(":", 1)[1], 16) == port:
+                    out.add(f"socket:[{fields[9]}]")
+    return out

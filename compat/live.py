@@ -174,6 +174,21 @@ class LiveTUI:
         self.ready_at = time.monotonic()
         return self.ready_at - (self.started_at or self.ready_at)
 
+    def wait_input_live(self, timeout: float = 30.0) -> float:
+        """Wait until the composer takes keys: the footer can be drawn before it does, and the
+        TUI turns on mouse tracking when its input goes live (compat §6, readiness). Reads
+        tmux's terminal-mode flag, not the screen; returns seconds since start."""
+        deadline = time.monotonic() + timeout
+        while True:
+            flag = self.tmux("display-message", "-p", "-t", self.target, "#{mouse_any_flag}", check=False)
+            if flag.stdout.strip() == "1":
+                return time.monotonic() - (self.started_at or time.monotonic())
+            if self.pane_dead():
+                raise LiveTUIError(f"claude exited before its input went live:\n{self.pane()}")
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"the input never went live (mouse tracking off); pane:\n{self.pane()}")
+            time.sleep(0.05)
+
     # -- input
     def send_paste(self, text: str, enter: bool = False) -> None:
         buf = f"lab-{uuid.uuid4().hex[:8]}"

@@ -17,10 +17,13 @@ def test_it_creates_the_operator_and_a_one_time_link(client):
 
 @pytest.mark.django_db
 def test_the_link_works_once(client):
-    _, token = operator_bootstrap()
-    client.post(f"/account/once/{token}/")
+    user, token = operator_bootstrap()
+    first = client.post(f"/account/once/{token}/")
+    assert first.status_code == 302 and first["Location"] == "/account/password/"
+    assert client.session["_auth_user_id"] == str(user.pk)  # the first redemption logged in
     client.logout()
     assert client.post(f"/account/once/{token}/").status_code == 410
+    assert "_auth_user_id" not in client.session
     assert client.get("/").status_code == 302
 
 

@@ -44,7 +44,7 @@ def wide_tui(claude_home) -> Iterator[Any]:
         started.append(tui)
         tui.start(*extra)
         tui.wait_ready()
-        time.sleep(0.5)  # the footer can draw a beat before the composer takes keys
+        tui.wait_input_live()  # the footer can draw a beat before the composer takes keys
         return tui
 
     try:

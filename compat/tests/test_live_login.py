@@ -174,9 +174,11 @@ def test_an_unreachable_sign_in_server_gives_a_clear_message(
 def test_a_login_left_waiting_times_out(client, provider, spawned, monkeypatch):
     monkeypatch.setattr(auth, "PENDING_TTL_S", 1.0)
     url = start(client)["url"]
+    login = auth._logins[provider.id]
     proc = spawned.procs[0]
-    proc.wait(timeout=15)
-    time.sleep(0.3)  # the watcher reaps under the lock
+    proc.wait(timeout=15)  # killed by the watcher: it holds the lock from the expiry to the reap
+    with auth._locked(provider.id):
+        assert login.state == "expired" and login.reaped
     no_children_left(spawned)
     response = client.post(CODE, {"code": f"abc#{state_of(url)}"}, headers=JSON)
     assert response.status_code == 504

@@ -47,21 +47,27 @@
       if (box) { box.focus(); box.setSelectionRange(box.value.length, box.value.length); }
     }
   });
-  // An answer is verified before its response returns, so the state push that re-renders the
-  // panel (and the #dialog inside it) often lands first: swap into the #dialog there now.
-  document.addEventListener("htmx:beforeSwap", function (evt) {
-    const target = evt.detail.target;
-    if (target && target.id === "dialog" && !target.isConnected) {
-      const live = document.getElementById("dialog");
-      if (live) evt.detail.target = live;
-    }
-  });
   // A failed send (4xx/5xx) still swaps the composer: it carries the error and the draft.
-  document.addEventListener("htmx:beforeSwap", function (evt) {
+  function swapErrorsToo(evt) {
     const elt = evt.detail.requestConfig && evt.detail.requestConfig.elt;
     if (elt && (elt.id === "composer" || elt.closest && (elt.closest("#dialog") || elt.closest(".new-conversation")))) {
       if (evt.detail.xhr.status >= 400) { evt.detail.shouldSwap = true; evt.detail.isError = false; }
     }
+  }
+  document.addEventListener("htmx:beforeSwap", swapErrorsToo);
+  // An answer is verified before its response returns, so the state push that re-renders the
+  // panel (and the #dialog inside it) usually lands first, and the response's target is then
+  // detached: its events never reach document. So the target itself carries the listener that
+  // moves the swap into the live #dialog (or the note would be swapped where nobody sees it).
+  document.addEventListener("htmx:beforeRequest", function (evt) {
+    const target = evt.detail.target;
+    if (!target || target.id !== "dialog") return;
+    target.addEventListener("htmx:beforeSwap", function (swap) {
+      if (target.isConnected) return;  // attached: document's listeners see it as usual
+      const live = document.getElementById("dialog");
+      if (live) swap.detail.target = live;
+      swapErrorsToo(swap);
+    }, { once: true });
   });
 
   // --- copy buttons ------------------------------------------------------------------------

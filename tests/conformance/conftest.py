@@ -93,6 +93,10 @@ class Driver(abc.ABC):
     # Whether the CLI clears context at all; False lets a provider with no clear command pass
     # the clear/epoch test by declaring so (and it must then have no CLEAR row).
     clears: ClassVar[bool] = True
+    # Whether a reply sent while a turn works is taken (queued by the CLI). A CLI that cannot
+    # take one declares False: its adapter must then raise ReplyNotDelivered, typed, and lose
+    # nothing. A reply to an idle terminal is always delivered.
+    queues_while_working: ClassVar[bool] = True
 
     def __init__(self, request: pytest.FixtureRequest, tmp_path: Path) -> None:
         self.request, self.tmp_path = request, tmp_path

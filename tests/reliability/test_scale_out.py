@@ -2,10 +2,11 @@
 """Scale-out on real parts (issue 10, item 6 — the correctness part; timings live in bench/).
 
 Two daphne workers (`manage.py serve`) share the suite's PostgreSQL database and a private
-redis-server. A socket on worker A makes A watch the run; a socket on worker B must receive
-every append of that run through Redis with no gap and no duplicate; exactly one watch lease is
-held across both workers; and when A is SIGKILLed, B takes the lease over and the appends keep
-arriving, still without a gap. Without PostgreSQL it fails in `make pytest`'s PostgreSQL pass
+redis-server. A socket on worker A makes A watch the run (the test waits until PostgreSQL shows
+A's session holding the lease); a socket on worker B must receive every append of that run
+through Redis with no gap and no duplicate, as must A's own; exactly one watch lease is held
+across both workers, A's; and when A is SIGKILLed, B's session takes the lease over and the
+appends keep arriving, still without a gap. Without PostgreSQL it fails in `make pytest`'s PostgreSQL pass
 and in CI, and is skipped only in a developer's plain `pytest` run; without redis-server it
 fails.
 """
@@ -25,7 +26,7 @@ from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.db import connection, connections
 
-from bench.cluster import lease_holders, redis_server
+from bench.cluster import lease_holder_pid, lease_holders, redis_server
 from bench.common import (
     MARK_RE,
     WS,
@@ -69,11 +70,14 @@ class Reader:
         self.markers: Counter[int] = Counter()
         self.seqs: Counter[int] = Counter()
         self.frames: list[bytes] = []
+        self.caught_up = asyncio.Event()  # the hello's catch-up (it ends with the cursor) arrived
         self.task = asyncio.create_task(self.run())
 
     async def run(self) -> None:
         while (frame := await self.ws.recv()) is not None:
             self.frames.append(frame[:300])
+            if b'<div id="cursor"' in frame:
+                self.caught_up.set()
             self.seqs.update(int(s) for s in SEQ_RE.findall(frame))
             self.markers.update(int(m.group(2)) for m in MARK_RE.finditer(frame))
 
@@ -87,9 +91,28 @@ class Reader:
 
 
 async def _socket(port: int, run_id: int, cookie: str) -> Reader:
+    """A page's socket on one worker, once its hello has been answered: from then on the worker
+    has it in the run's group and forwards every notification."""
     ws = await WS.connect(port, f"/ws/runs/{run_id}/", origin=f"http://127.0.0.1:{port}", cookie=cookie)
     await ws.send_json({"type": "hello", "epoch": "", "seq": -1})
-    return Reader(ws)
+    reader = Reader(ws)
+    await asyncio.wait_for(reader.caught_up.wait(), 30)
+    return reader
+
+
+async def _holder(run_id: int, workers: dict[str, Daphne], *, becomes: str, timeout: float = 30.0) -> str:
+    """Wait until the named worker's PostgreSQL session holds the run's watch lease, and no
+    other session does."""
+    pids = {name: w.proc.pid for name, w in workers.items() if w.proc is not None}
+    deadline = time.monotonic() + timeout
+    while True:
+        pid = await sync_to_async(lease_holder_pid)(run_id, list(pids.values()))
+        holder = next((name for name, p in pids.items() if p == pid), "nobody")
+        holders = await sync_to_async(lease_holders)(run_id)
+        if holder == becomes and holders["advisory_locks"] == 1:
+            return holder
+        assert time.monotonic() < deadline, f"the lease is held by {holder}, not {becomes}: {holders}"
+        await asyncio.sleep(0.05)
 
 
 async def _append(path, first: int, count: int) -> set[int]:  # type: ignore[no-untyped-def]
@@ -126,17 +149,18 @@ async def test_worker_b_receives_worker_a_appends_and_takes_over(tmp_path, setti
         a = Daphne(_worker_env(port_a, redis_url), argv=argv, log=tmp_path / "a.log").start()
         b = Daphne(_worker_env(port_b, redis_url), argv=argv, log=tmp_path / "b.log").start()
         try:
-            on_a = await _socket(port_a, run_id, cookie)  # A starts watching first
-            await asyncio.sleep(1.0)
+            workers = {"A": a, "B": b}
+            on_a = await _socket(port_a, run_id, cookie)
+            await _holder(run_id, workers, becomes="A")  # A watches first
             on_b = await _socket(port_b, run_id, cookie)
-            await asyncio.sleep(0.5)
 
             wanted = await _append(path, 0, 60)
             await on_b.until(wanted)
             await on_a.until(wanted)
+            _assert_contiguous(on_a)
             _assert_contiguous(on_b)
-            holders = await sync_to_async(lease_holders)(run_id)
-            assert holders["advisory_locks"] == 1, holders  # exactly one watcher across workers
+            # Still A's, and only A's: B stood by (exactly one watcher across workers).
+            await _holder(run_id, workers, becomes="A", timeout=0)
 
             # The watching worker dies; B must take over and miss nothing.
             assert a.proc is not None
@@ -145,8 +169,7 @@ async def test_worker_b_receives_worker_a_appends_and_takes_over(tmp_path, setti
             wanted |= await _append(path, 60, 60)
             await on_b.until(wanted)
             _assert_contiguous(on_b)
-            holders = await sync_to_async(lease_holders)(run_id)
-            assert holders["advisory_locks"] == 1, holders
+            await _holder(run_id, {"B": b}, becomes="B")
             for reader in (on_a, on_b):
                 reader.task.cancel()
                 await reader.ws.close()

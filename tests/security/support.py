@@ -17,6 +17,9 @@ from lab.routing import websocket_urlpatterns
 
 ORIGIN = "http://127.0.0.1:8000"
 HOST = "127.0.0.1:8000"
+# The close code of channels' WebsocketDenier: the origin and Host gate (lab/websocket.py)
+# refused the handshake before any consumer ran. The consumers' own codes are 4401 and 4404.
+GATE_REFUSED = 1000
 
 
 def session_cookie(user) -> bytes:
@@ -52,6 +55,19 @@ async def ws_open(path: str, cookie: bytes) -> WebsocketCommunicator:
     connected, _ = await communicator.connect()
     assert connected, f"the socket {path} was refused"
     return communicator
+
+
+async def ws_hello(path: str, cookie: bytes) -> list[str]:
+    """Open a logged-in socket on `path` and return what it answers first: on a run's route,
+    the hello's catch-up up to its cursor; on lab's own route, which takes no hello, nothing."""
+    ws = await ws_open(path, cookie)
+    try:
+        if "/runs/" not in path:
+            return []
+        await ws.send_json_to({"type": "hello", "epoch": "", "seq": -1})
+        return await frames_until(ws, lambda f: '<div id="cursor"' in f)
+    finally:
+        await ws.disconnect()
 
 
 async def frames_until(ws: WebsocketCommunicator, predicate: Callable[[str], bool], timeout: float = 10.0):

@@ -1,7 +1,9 @@
 """Case 1: every HTTP endpoint and websocket refuses an anonymous client — also from 127.0.0.1,
 without an Origin header, with htmx or JSON headers, and for a run that really exists (an
-agent in a worktree can curl lab). tests/test_auth_required.py walks GET/POST; this adds every
-method, the header tricks, the nothing-happened checks and every websocket route."""
+agent in a worktree can curl lab): every method, the header tricks, the nothing-happened checks
+and every websocket route. Each socket refusal is checked by its close code against a run that
+exists, beside the same socket logged in and accepted: a refusal for any other reason (no such
+run, a foreign origin) would prove nothing about the login check."""
 
 from __future__ import annotations
 
@@ -10,9 +12,17 @@ from asgiref.sync import sync_to_async
 
 from accounts.models import LoginLink
 from accounts.services import operator_bootstrap
-from runs import services
+from runs.consumers import CLOSE_UNAUTHENTICATED
 from runs.models import Run
-from tests.security.support import concrete, http_routes, session_cookie, ws_headers, ws_routes, ws_try
+from tests.security.support import (
+    concrete,
+    http_routes,
+    session_cookie,
+    ws_headers,
+    ws_hello,
+    ws_routes,
+    ws_try,
+)
 
 # Reachable anonymously by design: the login form, the one-time link page, admin's login (which
 # only sends the visitor on to lab's rate-limited login).
@@ -24,11 +34,6 @@ TRICKS = {
     "forwarded": {"HTTP_X_FORWARDED_FOR": "127.0.0.1", "HTTP_X_REAL_IP": "127.0.0.1"},
     "same-origin-headers": {"HTTP_SEC_FETCH_SITE": "same-origin", "HTTP_REFERER": "http://127.0.0.1:8000/"},
 }
-
-
-@pytest.fixture
-def run(fake_provider, git_repo, db):
-    return services.run_start(provider_id="fake", repository=git_repo, branch="lab/anon")
 
 
 def _protected_paths(run_id: int) -> list[str]:
@@ -76,37 +81,50 @@ def test_the_public_pages_reveal_nothing_and_change_nothing(client, operator):
     assert response.status_code == 302 and response["Location"].startswith("/login/")
 
 
-@pytest.mark.django_db(transaction=True)
-@pytest.mark.parametrize("origin", ["http://127.0.0.1:8000", None])
-async def test_it_refuses_every_anonymous_websocket(origin):
-    for path in ws_routes():
-        accepted, _ = await ws_try(path, ws_headers(origin=origin))
-        assert not accepted, path
+async def assert_refused_for_login(path: str, headers) -> None:
+    accepted, code = await ws_try(path, headers)
+    assert (accepted, code) == (False, CLOSE_UNAUTHENTICATED), path
 
 
 @pytest.mark.django_db(transaction=True)
-async def test_it_refuses_a_forged_or_stale_session_on_every_websocket(operator):
+async def test_a_logged_in_socket_is_accepted_on_every_route_and_answers_its_hello(run, operator):
+    # The control for the refusals below: the same routes, the same run, a valid session.
     cookie = await sync_to_async(session_cookie)(operator)
-    for path in ws_routes():
-        accepted, _ = await ws_try(path, ws_headers(b"sessionid=forged0000000000000000000000000"))
-        assert not accepted, path
+    for path in ws_routes(run.pk):
+        frames = await ws_hello(path, cookie)
+        if path == f"/ws/runs/{run.pk}/":
+            assert 'data-seq="-1"' in frames[-1], frames  # the catch-up's cursor: nothing to send yet
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_it_refuses_every_anonymous_websocket(run):
+    for path in ws_routes(run.pk):
+        await assert_refused_for_login(path, ws_headers())
+        # Without an Origin the gate refuses first (test_origins.py); still never accepted.
+        assert not (await ws_try(path, ws_headers(origin=None)))[0], path
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_it_refuses_a_forged_or_stale_session_on_every_websocket(run, operator):
+    cookie = await sync_to_async(session_cookie)(operator)
+    assert await ws_hello(f"/ws/runs/{run.pk}/", cookie)  # valid until the password changes
+    for path in ws_routes(run.pk):
+        await assert_refused_for_login(path, ws_headers(b"sessionid=forged0000000000000000000000000"))
     # A password change invalidates every session that was open (the session auth hash).
     operator.set_password("a brand new long passphrase 77")
     await sync_to_async(operator.save)()
-    for path in ws_routes():
-        accepted, _ = await ws_try(path, ws_headers(cookie))
-        assert not accepted, path
+    for path in ws_routes(run.pk):
+        await assert_refused_for_login(path, ws_headers(cookie))
 
 
 @pytest.mark.django_db(transaction=True)
-async def test_it_refuses_a_deactivated_operators_session(operator):
+async def test_it_refuses_a_deactivated_operators_session(run, operator):
     cookie = await sync_to_async(session_cookie)(operator)
-    assert (await ws_try("/ws/lab/", ws_headers(cookie)))[0]
+    assert await ws_hello(f"/ws/runs/{run.pk}/", cookie)  # valid until the operator is deactivated
     operator.is_active = False
     await sync_to_async(operator.save)()
-    for path in ws_routes():
-        accepted, _ = await ws_try(path, ws_headers(cookie))
-        assert not accepted, path
+    for path in ws_routes(run.pk):
+        await assert_refused_for_login(path, ws_headers(cookie))
 
 
 @pytest.mark.django_db
@@ -118,5 +136,8 @@ def test_a_deactivated_operator_is_logged_out_of_http(client, operator):
     assert client.get("/").status_code == 302
 
 
-def test_the_websocket_walk_covers_every_route():
+def test_the_walks_cover_every_route():
+    paths = {concrete(route) for route, _name in http_routes()}
+    assert "/" in paths and "/runs/1/reply/" in paths
+    assert any(p.startswith("/admin/") for p in paths)
     assert {"/ws/lab/", "/ws/runs/1/"} <= set(ws_routes())

@@ -9,7 +9,16 @@ from asgiref.sync import sync_to_async
 from channels.testing import HttpCommunicator
 
 from lab.asgi import application
-from tests.security.support import concrete, http_routes, session_cookie, ws_headers, ws_routes, ws_try
+from tests.security.support import (
+    GATE_REFUSED,
+    concrete,
+    http_routes,
+    session_cookie,
+    ws_headers,
+    ws_hello,
+    ws_routes,
+    ws_try,
+)
 
 FOREIGN_HOSTS = [
     "evil.example",
@@ -74,13 +83,16 @@ async def test_the_asgi_application_answers_400_to_a_foreign_host(operator, sett
 
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize("debug", [False, True])
-async def test_every_websocket_refuses_a_foreign_host(operator, settings, debug):
+async def test_every_websocket_refuses_a_foreign_host(operator, run, settings, debug):
     # The rebinding page's Origin is its own name; the test also tries lab's origin to be sure
-    # the Host check stands on its own.
+    # the Host check stands on its own. The run exists and the session is valid (the control
+    # below), so only the gate can refuse.
     settings.DEBUG = debug
     cookie = await sync_to_async(session_cookie)(operator)
+    for path in ws_routes(run.pk):
+        await ws_hello(path, cookie)
     for host in [*FOREIGN_HOSTS, None, ""]:
-        for path in ws_routes():
+        for path in ws_routes(run.pk):
             for origin in ("http://127.0.0.1:8000", f"http://{host}"):
-                accepted, _ = await ws_try(path, ws_headers(cookie, origin=origin, host=host))
-                assert not accepted, (path, host, origin)
+                refused = await ws_try(path, ws_headers(cookie, origin=origin, host=host))
+                assert refused == (False, GATE_REFUSED), (path, host, origin)

@@ -156,13 +156,53 @@ def test_nothing_that_reads_a_signal_reaches_a_keystroke():
         assert f"providers/claude_code/provider.py:ClaudeCodeProvider.{reader}" not in reach, reader
 
 
-def test_the_socket_accepts_only_a_hello_and_a_hello_only_reads():
-    from runs.consumers import RunConsumer
-
+def test_the_consumers_call_nothing_that_sends_a_key():
     source = ast.unparse(ast.parse(Path(REPO / "runs/consumers.py").read_text()))
-    assert "'hello'" in source or '"hello"' in source
     assert not (_called_names(ast.parse(source)) & SINKS)
-    assert hasattr(RunConsumer, "receive_json")
+
+
+# Frames a page never sends: each names something that would reach the terminal if the
+# consumer acted on it.
+NOT_A_HELLO = [
+    {"type": "reply", "text": "rm -rf ~"},
+    {"type": "answer", "tool_use_id": "toolu_1", "answers": [0]},
+    {"type": "interrupt"},
+    {"type": "dialog_answer", "answers": [["0"]]},
+    {"type": "send_keys", "keys": ["Enter"]},
+    {"text": "no type at all"},
+    ["hello"],
+    "hello",
+]
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_the_socket_accepts_only_a_hello_and_a_hello_only_reads(fake_provider, git_repo, operator):
+    from asgiref.sync import sync_to_async
+
+    from providers.testing import fake_append
+    from runs import services
+    from tests.security.support import drain, frames_until, session_cookie, ws_open
+
+    run = await sync_to_async(services.run_start)(
+        provider_id="fake", repository=git_repo, branch="lab/socket-hello"
+    )
+    fake_append(run.transcript_path, kind="assistant_text", text="Shall I go on?")
+    size = Path(run.transcript_path).stat().st_size
+    ws = await ws_open(f"/ws/runs/{run.pk}/", await sync_to_async(session_cookie)(operator))
+    try:
+        for frame in NOT_A_HELLO:
+            await ws.send_json_to(frame)
+        assert await drain(ws) == []  # ignored: no answer, no error, no close
+        await ws.send_json_to({"type": "hello", "epoch": "", "seq": -1})
+        frames = await frames_until(ws, lambda f: '<div id="cursor"' in f)
+        assert "Shall I go on?" in "".join(frames)  # the hello was answered: the socket still lives
+        for frame in NOT_A_HELLO:  # after the hello, too
+            await ws.send_json_to(frame)
+        assert not [f for f in await drain(ws) if 'id="msg-' in f]
+    finally:
+        await ws.disconnect()
+    assert fake_provider.sent == []  # nothing reached the terminal
+    assert Path(run.transcript_path).stat().st_size == size  # and nothing was recorded
 
 
 def test_no_production_code_reads_the_pane():

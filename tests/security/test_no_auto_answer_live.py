@@ -1,17 +1,21 @@
 """Case 10, live: the real Claude Code 2.1.328 TUI in manual mode asks to run a Bash command.
 lab shows the run needs_input with the attach command and leaves the prompt alone: the command
-never runs, whatever lab's watcher, page or socket does meanwhile."""
+never runs, whatever lab's watcher, page or socket does meanwhile: a page's socket stays open
+(so the watcher runs), reconnects and says hello again, and the page is loaded, while the CLI
+waits."""
 
 from __future__ import annotations
 
-import time
+import re
 import uuid
 
 import pytest
+from asgiref.sync import sync_to_async
 
 from compat.scripted_model import text, tool_use
 from providers.tmux import Tmux
 from runs import services
+from tests.security.support import drain, frames_until, session_cookie, ws_open
 
 pytestmark = pytest.mark.live
 
@@ -29,36 +33,47 @@ def live_settings(settings, claude_home, tmp_path):
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_bash_permission_prompt_leaves_the_run_needs_input_and_unanswered(
+async def test_a_bash_permission_prompt_leaves_the_run_needs_input_and_unanswered(
     live_settings,
     claude_home,
     scripted_model,
     authed_client,
+    operator,
     tmp_path,
 ):
     pwned = tmp_path / f"pwned-{uuid.uuid4().hex}"
     scripted_model.script.add(
         tool_use("Bash", {"command": f"touch {pwned}"}, text="Running it."), text("done")
     )
-    run = services.run_start(
+    run = await sync_to_async(services.run_start)(
         provider_id="claude-code", repository=claude_home.worktree, branch="lab/live-bash",
         options={"permission_mode": "default"},
     )  # fmt: skip
-    services.run_reply(run=run, text="please run the command")
-    deadline = time.monotonic() + 60
-    body = ""
-    while time.monotonic() < deadline:
-        body = authed_client.get(f"/runs/{run.pk}/").content.decode()
-        if 'data-state="needs_input"' in body:
-            break
-        time.sleep(0.5)
-    assert 'data-state="needs_input"' in body, "the Bash prompt never showed as needs_input"
-    assert "tmux -L" in body  # the copyable attach command
-    assert '<form class="dialog' not in body  # nothing lab offers to answer
-    # lab keeps looking (page loads, state reads) for a while: the prompt stays unanswered.
-    for _ in range(6):
-        body = authed_client.get(f"/runs/{run.pk}/").content.decode()
-        assert 'data-state="needs_input"' in body
-        time.sleep(0.5)
+    cookie = await sync_to_async(session_cookie)(operator)
+    # A page is open the whole time: its socket runs the run's watcher in this process.
+    ws = await ws_open(f"/ws/runs/{run.pk}/", cookie)
+    try:
+        await ws.send_json_to({"type": "hello", "epoch": "", "seq": -1})
+        await frames_until(ws, lambda f: '<div id="cursor"' in f, timeout=30)
+        await sync_to_async(services.run_reply)(run=run, text="please run the command")
+        frames = await frames_until(ws, lambda f: 'data-state="needs_input"' in f, timeout=60)
+        panel = frames[-1]
+        assert "tmux -L" in panel  # the copyable attach command
+        assert '<form class="dialog' not in panel  # nothing lab offers to answer
+        # lab keeps looking: the watcher runs until the socket is quiet, pages reconnect and say
+        # hello again, the run page loads. The prompt stays unanswered all along.
+        await drain(ws, quiet=2.0)
+        for _ in range(3):
+            await ws.disconnect()
+            ws = await ws_open(f"/ws/runs/{run.pk}/", cookie)
+            await ws.send_json_to({"type": "hello", "epoch": "", "seq": -1})
+            frames = await frames_until(ws, lambda f: 'data-state="needs_input"' in f, timeout=30)
+            assert '<form class="dialog' not in frames[-1]
+            body = (await sync_to_async(authed_client.get)(f"/runs/{run.pk}/")).content.decode()
+            assert 'data-state="needs_input"' in body and '<form class="dialog' not in body
+        later = "".join(await drain(ws, quiet=2.0))
+        assert set(re.findall(r'id="panel" class="panel" data-state="(\w+)"', later)) <= {"needs_input"}
+    finally:
+        await ws.disconnect()
     assert not pwned.exists()
     assert Tmux(run.tmux_socket).has_session(run.tmux_session)

@@ -104,10 +104,16 @@ def test_hostile_transcript_content_renders_inert_on_the_run_page(authed_client,
 def test_hostile_transcript_content_renders_inert_in_what_the_socket_pushes(run):
     for text in HOSTILE:
         fake_append(run.transcript_path, kind="assistant_text", text=text)
-    html, _epoch, _seq = catch_up_html(run, "", -1)
-    assert_inert(html.split('<div id="cursor"')[0])
-    html, _epoch, _seq = catch_up_html(run, _epoch, 2)  # the incremental (append) shape too
-    assert_inert(html.split('<div id="cursor"')[0])
+    html, epoch, _seq = catch_up_html(run, "", -1)
+    pushed = html.split('<div id="cursor"')[0]
+    assert pushed.count('<li id="msg-') == len(HOSTILE)  # every message pushed, none dropped
+    assert "raw anchor" in pushed  # shown as text
+    assert_inert(pushed)
+    html, _epoch, _seq = catch_up_html(run, epoch, 2)  # the incremental (append) shape too
+    pushed = html.split('<div id="cursor"')[0]
+    assert pushed.count('<li id="msg-') == len(HOSTILE) - 3
+    assert "raw anchor" in pushed
+    assert_inert(pushed)
 
 
 @pytest.mark.django_db

@@ -207,22 +207,7 @@ def test_a_10_mb_reply_gets_413_and_no_tmux_call(authed_client, fake_provider, g
     monkeypatch.setattr(tmux_module.subprocess, "run", recorder)
     response = authed_client.post(f"/runs/{run.pk}/reply/", {"text": "x" * (10 * 1024 * 1024)})
     assert response.status_code == 413
-    assert fake_provider.sent == []
-    assert not [
-        argv for argv, _ in recorder.calls if {"load-buffer", "paste-buffer", "send-keys"} & set(argv)
-    ]
-
-
-@pytest.mark.django_db
-def test_a_10_mb_reply_is_refused_and_reaches_no_tmux(authed_client, fake_provider, git_repo, monkeypatch):
-    # Whatever the status (it is 413, checked above), nothing of it may reach the terminal.
-    from runs import services
-
-    run = services.run_start(provider_id="fake", repository=git_repo, branch="lab/huge2")
-    recorder = _Recorder()
-    monkeypatch.setattr(tmux_module.subprocess, "run", recorder)
-    response = authed_client.post(f"/runs/{run.pk}/reply/", {"text": "x" * (10 * 1024 * 1024)})
-    assert response.status_code in (400, 413)
+    assert "longer than" in response.content.decode()  # the operator is told why
     assert fake_provider.sent == []
     assert not [
         argv for argv, _ in recorder.calls if {"load-buffer", "paste-buffer", "send-keys"} & set(argv)

@@ -10,6 +10,7 @@ import pytest
 
 from providers.claude_code import transcript
 from providers.claude_code.dialogs import Intent, intent_for
+from providers.claude_code.tests import regen_expected
 from providers.claude_code.tests.regen_expected import expected_path, fixture_paths, observed
 from providers.claude_code.transcript import read_transcript
 from providers.schema import Answer, Cursor, Dialog, DialogKind, MessageKind, RunState
@@ -19,6 +20,19 @@ FIXTURES = fixture_paths()
 
 def _ids(paths: list[Path]) -> list[str]:
     return [p.stem for p in paths]
+
+
+def test_every_reviewed_expectation_has_its_capture() -> None:
+    # The tests below are parametrized over the captures on disk: a capture gone missing (or a
+    # wrong directory) would take its tests with it, silently. Its expectation stays: fail.
+    assert FIXTURES, f"no captured fixtures in {regen_expected.FIXTURES}"
+    captured = {p.stem for p in FIXTURES}
+    orphans = sorted(
+        p.name
+        for p in regen_expected.FIXTURES.glob("*.expected.json")
+        if p.name.removesuffix(".expected.json") not in captured
+    )
+    assert orphans == [], f"expectations without their capture: {orphans}"
 
 
 @pytest.mark.parametrize("fixture", FIXTURES, ids=_ids(FIXTURES))
@@ -60,9 +74,10 @@ def test_the_cheap_skip_only_skips_bookkeeping(fixture: Path) -> None:
 
 
 def _fixture(name: str) -> Path:
+    # A missing capture fails: a skip here once hid about ten tests behind one absent file.
     path = next((p for p in FIXTURES if p.stem == name), None)
     if path is None:
-        pytest.skip(f"fixture {name} not captured yet")
+        pytest.fail(f"the captured fixture {name}.jsonl is missing: python -m compat.capture_fixtures")
     return path
 
 

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from providers.claude_code.dialogs import Intent
 from providers.claude_code.tests import entries as E
 from providers.claude_code.transcript import read_transcript
-from providers.schema import Cursor, DialogKind, Message, TranscriptRead
+from providers.schema import Cursor, Dialog, DialogKind, Message, MessageKind, RunState, TranscriptRead
 
 MAX_LINE = 400  # small, so some generated lines are oversized
 TOOL_IDS = ["toolu_a", "toolu_b", "toolu_c"]
@@ -202,11 +202,51 @@ shapes = st.recursive(
 )
 
 
+# Near-misses of the real shapes: an entry type the reader handles, a "message" whose blocks
+# have block types it handles, and fields that are real text or odd values. Random keys alone
+# reached no branch that makes a message (300 examples: none), so the test checked only that
+# nothing raised.
+odd_or_text = words | shapes
+blocks = st.fixed_dictionaries(
+    {"type": st.sampled_from(["text", "tool_use", "tool_result", "image", "thinking"])},
+    optional={k: odd_or_text for k in ("text", "id", "name", "input", "tool_use_id", "content", "is_error")},
+)
+near_misses = st.fixed_dictionaries(
+    {
+        "type": st.sampled_from(["user", "assistant", "system", "queue-operation"]),
+        "message": st.fixed_dictionaries(
+            {"content": st.lists(blocks, min_size=1, max_size=3) | odd_or_text},
+            optional={"role": odd_or_text, "id": odd_or_text, "stop_reason": stop | shapes},
+        ),
+    },
+    optional={
+        **{k: odd_or_text for k in ("uuid", "isMeta", "toolUseResult", "content", "timestamp")},
+        "operation": st.sampled_from(["enqueue", "dequeue"]) | shapes,
+        "subtype": st.sampled_from(["local_command", "turn_duration", "stop_hook_summary"]) | shapes,
+    },
+)
+
+
 @settings(max_examples=150, deadline=None)
-@given(entries=st.lists(st.dictionaries(keys, shapes, max_size=6), max_size=6))
-def test_odd_entry_shapes_never_raise(
+@given(entries=st.lists(near_misses | st.dictionaries(keys, shapes, max_size=6), max_size=6))
+def test_odd_entry_shapes_read_whole_into_well_formed_messages(
     tmp_path_factory: pytest.TempPathFactory, entries: list[dict[str, Any]]
 ) -> None:
     path = tmp_path_factory.mktemp("shapes") / "t.jsonl"
-    path.write_bytes(b"".join(orjson.dumps(e) + b"\n" for e in entries))
-    read_transcript(str(path), Cursor(), INTENTS)
+    data = b"".join(orjson.dumps(e) + b"\n" for e in entries)
+    path.write_bytes(data)
+    result = read_transcript(str(path), Cursor(), INTENTS)
+    # Every line consumed (none stalls the run), numbered without a gap, each message of the
+    # schema's types: what lab renders and indexes, whatever shape the line had.
+    assert result.cursor.offset == len(data) and not result.reset
+    assert [m.seq for m in result.messages] == list(range(len(result.messages)))
+    assert result.cursor.next_seq == len(result.messages)
+    for m in result.messages:
+        assert isinstance(m.kind, MessageKind) and isinstance(m.text, str), m
+        assert isinstance(m.tool_name, str) and isinstance(m.tool_input, str), m
+        assert isinstance(m.is_error, bool), m
+    assert isinstance(result.state, RunState)
+    assert result.dialog is None or isinstance(result.dialog, Dialog)
+    # Nothing is left for a second read.
+    again = read_transcript(str(path), result.cursor, INTENTS)
+    assert again.messages == [] and again.state == result.state and again.dialog == result.dialog
