@@ -78,10 +78,13 @@ class AgentProvider(abc.ABC):
         Incremental reads concatenated equal one whole read."""
 
     @abc.abstractmethod
-    def reply(self, run: RunHandle, text: str) -> None:
+    def reply(self, run: RunHandle, text: str, *, again: bool = False) -> None:
         """Deliver text as the operator's next message. Legal while working (best effort).
-        Raises InvalidReply before sending, ReplyNotDelivered if the CLI did not record it;
-        never loses the text silently."""
+        Raises before sending: InvalidReply (cannot be sent), ReplyRefused (would act on the TUI:
+        PromptPending while it asks something, or a mode prefix), StillStarting (input not live
+        yet). ReplyNotDelivered if the CLI did not record it, saying only what is known.
+        Never sends a second copy of a text whose first may still land, unless `again`
+        (ReplyInFlight); never loses the text silently."""
 
     @abc.abstractmethod
     def interrupt(self, run: RunHandle) -> None:
@@ -135,10 +138,29 @@ class SideTranscripts(Protocol):
 
 
 @runtime_checkable
+class PromptReturner(Protocol):
+    """A way back to the CLI's prompt from a screen lab does not drive (a help screen, an
+    unknown picker), without the operator attaching to the terminal."""
+
+    def at_prompt(self, run: RunHandle) -> bool | None:
+        """Whether the TUI shows its prompt now; None when it cannot tell. No keys, no wait."""
+        ...
+
+    def return_to_prompt(self, run: RunHandle) -> bool | None:
+        """Hazard-checked keys (never one that could answer a prompt, interrupt a turn or open
+        another screen at the prompt), then whether the prompt is back (verified, bounded);
+        None when it cannot tell (and then it sends nothing)."""
+        ...
+
+
+@runtime_checkable
 class DeepLinker(Protocol):
     def deep_link(self, run: RunHandle) -> str: ...
 
 
 @runtime_checkable
 class ConnectingReporter(Protocol):
-    def connecting(self, run: RunHandle) -> bool: ...
+    def connecting(self, run: RunHandle) -> bool:
+        """True from spawn until the CLI's session has started (the page shows "starting").
+        Called on every watcher wake: cheap, no subprocess, no wait."""
+        ...

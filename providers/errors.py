@@ -18,8 +18,26 @@ class InvalidReply(ProviderError):
 
 
 class ReplyNotDelivered(ProviderError):
-    """The text was sent but the CLI did not record it within the bound; it is not lost: the
-    caller still has it and shows it back to the operator."""
+    """The text was sent but the CLI did not record it within the bound. The message says only
+    what the provider knows (it may still land); the caller keeps the draft."""
+
+
+class ReplyRefused(ProviderError):
+    """Nothing was sent: sending the text now would act on the TUI in a way the operator did not
+    ask for (answer a prompt on screen, run a shell command, open a screen lab cannot drive)."""
+
+
+class PromptPending(ReplyRefused):
+    """The CLI is asking something (a permission, a question): keys sent now would answer it."""
+
+
+class ReplyInFlight(ReplyRefused):
+    """The same text was sent before and may still land (it was not recorded yet), or another
+    message to the run is being sent right now: a second copy could land twice."""
+
+
+class StillStarting(ProviderError):
+    """The CLI's input is not live yet; nothing was sent."""
 
 
 class DialogNotAnswerable(ProviderError):

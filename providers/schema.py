@@ -23,8 +23,10 @@ class MessageKind(enum.StrEnum):
 
 class RunState(enum.StrEnum):
     """The whole state vocabulary. Adapters derive idle/working from the transcript; needs_input
-    and question need a live signal channel; ended comes from the TUI's process being gone."""
+    and question need a live signal channel; starting needs a ConnectingReporter (from spawn
+    until the CLI's session has started); ended comes from the TUI's process being gone."""
 
+    STARTING = "starting"
     IDLE = "idle"
     WORKING = "working"
     NEEDS_INPUT = "needs_input"
@@ -257,5 +259,8 @@ class TranscriptRead:
     # only when its block is complete, so these are what is knowable meanwhile.
     since: str = ""
     running: str = ""
+    # Prompts the CLI accepted while working and has not yet turned into a message (its own
+    # queue), oldest first: the page shows them at once, marked queued.
+    queued: tuple[str, ...] = ()
     reset: bool = False  # the file was truncated or replaced: the messages start over
     stats: Mapping[str, int] = field(default_factory=dict)

@@ -155,7 +155,7 @@ class FakeProvider(AgentProvider):
             messages=messages, cursor=new_cursor, state=state, dialog=dialog, reset=lines.reset
         )
 
-    def reply(self, run: RunHandle, text: str) -> None:
+    def reply(self, run: RunHandle, text: str, *, again: bool = False) -> None:
         text = sanitize_text(text, max_bytes=64 * 1024)
         if not Tmux(run.tmux_socket).has_session(run.tmux_session):
             raise SessionGone("The agent's terminal session is gone.")

@@ -25,19 +25,40 @@ def _cache_key(provider_id: str, worktree: str) -> str:
     return f"runs:commands:{digest}"
 
 
-def run_commands(*, provider_id: str, worktree: str) -> list[CommandSpec]:
-    """The chat-safe commands ``provider_id`` offers in ``worktree``, in the provider's order."""
+def _catalog(provider_id: str, worktree: str) -> list[CommandSpec]:
+    """Every row the provider lists for ``worktree``, chat-safe or not, cached."""
     if not worktree:
         # Path("") is the server's cwd: never list lab's own checkout as a run's worktree.
         raise ValueError("a run without a worktree has no commands")
     key = _cache_key(provider_id, worktree)
     rows: list[CommandSpec] | None = cache.get(key)
     if rows is None:
-        catalog = get_provider(provider_id).commands(Path(worktree))
-        # The provider returns every row honestly; filtering is this layer's job (issue 6).
-        rows = [row for row in catalog if row.chat_safe]
+        rows = get_provider(provider_id).commands(Path(worktree))
         cache.set(key, rows, CACHE_SECONDS)
     return rows
+
+
+def run_commands(*, provider_id: str, worktree: str) -> list[CommandSpec]:
+    """The chat-safe commands ``provider_id`` offers in ``worktree``, in the provider's order."""
+    # The provider returns every row honestly; filtering is this layer's job (issue 6).
+    return [row for row in _catalog(provider_id, worktree) if row.chat_safe]
+
+
+def command_refusal(*, provider_id: str, worktree: str, text: str) -> str:
+    """Why a typed command line may not be sent from the chat ("" when it may): a row the
+    catalog marks not chat-safe opens a screen lab cannot drive or fights lab's session.
+    A name the catalog does not list is the CLI's to answer ("Unknown command", or text)."""
+    if not text.startswith("/") or not worktree:
+        return ""
+    name = text[1:].split(maxsplit=1)[0] if text[1:].strip() else ""
+    row = next((r for r in _catalog(provider_id, worktree) if r.name == name), None)
+    if row is None or row.chat_safe:
+        return ""
+    return (
+        f"/{name} is not available from the chat: it {row.reason}."
+        if row.reason
+        else (f"/{name} is not available from the chat.")
+    )
 
 
 def clear_command(rows: list[CommandSpec]) -> CommandSpec | None:

@@ -133,6 +133,9 @@ class ReplyForm(forms.Form):
         },
     )
 
+    # The operator chose to send a second copy of a message the agent has not recorded yet.
+    again = forms.BooleanField(required=False)
+
     @property
     def error_text(self) -> str:
         """The first error, as the composer shows it."""

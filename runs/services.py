@@ -22,12 +22,12 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from providers.base import LiveSignals
-from providers.errors import DialogNotAnswerable, SessionGone, StaleDialog
+from providers.base import ConnectingReporter, LiveSignals, PromptReturner
+from providers.errors import DialogNotAnswerable, PromptPending, ReplyRefused, SessionGone, StaleDialog
 from providers.registry import get_provider
 from providers.schema import Answer, Dialog, DialogKind, RunHandle, RunState, WorkspaceChoices
 from providers.tmux import Tmux
-from runs import worktrees
+from runs import commands, worktrees
 from runs.models import DialogAnswer, Run
 from seeding.services import agent_guard_env, default_choices, worktree_seed
 
@@ -212,8 +212,43 @@ def _require_live(run: Run) -> RunHandle:
     return run_handle(run)
 
 
-def run_reply(*, run: Run, text: str) -> None:
-    get_provider(run.provider_id).reply(_require_live(run), text)
+def run_reply(*, run: Run, text: str, again: bool = False) -> None:
+    """Send the operator's message, unless it would act on the TUI in a way they did not ask
+    for: answer a prompt on screen (PromptPending) or open a screen lab cannot drive
+    (ReplyRefused). `again`: the operator chose to send a second copy of an unconfirmed one."""
+    handle = _require_live(run)
+    provider = get_provider(run.provider_id)
+    refusal = commands.command_refusal(provider_id=run.provider_id, worktree=run.worktree, text=text.strip())
+    if refusal:
+        raise ReplyRefused(refusal)
+    # Read from the live channel's files and the transcript, which every worker shares; the
+    # provider checks again right before its first key.
+    name = provider.display_name()
+    if pending_dialog(run) is not None:
+        raise PromptPending(f"{name} is asking a question: answer it above. Nothing was sent.")
+    if isinstance(provider, LiveSignals) and provider.blocked_state(handle) is not None:
+        raise PromptPending(f"{name} is asking permission: answer it first (see above). Nothing was sent.")
+    provider.reply(handle, text, again=again)
+
+
+def run_return_to_prompt(*, run: Run) -> bool | None:
+    """Bring the TUI back to its prompt from a screen lab does not drive. True: verified back;
+    False: keys sent, not back; None: the provider cannot tell or has no way. Refused (nothing
+    sent) while the run asks something or works: keys would answer or interrupt it."""
+    handle = _require_live(run)
+    provider = get_provider(run.provider_id)
+    if not isinstance(provider, PromptReturner):
+        return None
+    name = provider.display_name()
+    if pending_dialog(run) is not None:
+        raise PromptPending(f"{name} is asking a question: answer it above. Nothing was sent.")
+    if isinstance(provider, LiveSignals) and provider.blocked_state(handle) is not None:
+        raise PromptPending(f"{name} is asking permission: answer it first (see above). Nothing was sent.")
+    from runs.transcripts import transcript_tail  # as pending_dialog: transcripts imports services
+
+    if transcript_tail(run, limit=1).state == RunState.WORKING:
+        raise ReplyRefused(f"{name} is working: use Interrupt to stop the turn. Nothing was sent.")
+    return provider.return_to_prompt(handle)
 
 
 def run_interrupt(*, run: Run) -> None:
@@ -416,14 +451,17 @@ def run_end(*, run: Run) -> None:
 
 
 def run_state(run: Run, transcript_state: RunState, transcript_dialog: Dialog | None = None) -> RunState:
-    """The five-state vocabulary: ended beats everything, a live signal (question,
-    needs_input) beats the transcript's idle/working. A pending approval (a tool-permission
-    prompt) is needs_input with a dialog the page offers; pending_dialog returns it."""
+    """The state vocabulary: ended beats everything, then starting, then a live signal
+    (question, needs_input) beats the transcript's idle/working. A pending approval (a
+    tool-permission prompt) is needs_input with a dialog the page offers; pending_dialog
+    returns it."""
     if run.is_ended:
         return RunState.ENDED
     provider = get_provider(run.provider_id)
+    handle = run_handle(run)
+    if isinstance(provider, ConnectingReporter) and provider.connecting(handle):
+        return RunState.STARTING
     if isinstance(provider, LiveSignals):
-        handle = run_handle(run)
         pending = provider.pending_dialog(handle)
         if pending is not None:
             # A permission prompt blocks the agent on the operator: needs_input, answerable.

@@ -59,6 +59,7 @@ class Tail:
     background: tuple[str, ...] = ()  # what the agent still runs in the background
     since: str = ""  # while working: when the turn began
     running: str = ""  # while working: the tool it waits on
+    queued: tuple[str, ...] = ()  # prompts the CLI queued while working, not yet sent on
 
     @property
     def has_earlier(self) -> bool:
@@ -80,6 +81,7 @@ class TranscriptIndex:
         self.dialog: Dialog | None = None
         self.background: tuple[str, ...] = ()
         self.since = self.running = ""
+        self.queued: tuple[str, ...] = ()
         self.generation = 0  # bumped when the file was truncated or replaced under the reader
         self.error = ""
 
@@ -159,6 +161,7 @@ class TranscriptIndex:
         self.cursor = read.cursor
         self.state, self.dialog, self.background = read.state, read.dialog, read.background
         self.since, self.running = read.since, read.running
+        self.queued = read.queued
 
     def _absorb(self, messages: list[Message], end: Cursor) -> None:
         self.tail.extend(messages)
@@ -340,6 +343,7 @@ def transcript_tail(run: Run, limit: int = PAGE) -> Tail:
         background=index.background,
         since=index.since,
         running=index.running,
+        queued=index.queued,
     )
 
 

@@ -13,6 +13,7 @@ urlpatterns = [
     path("runs/<int:run_id>/commands/", views.run_commands, name="commands"),
     path("runs/<int:run_id>/answer/", views.run_answer, name="answer"),
     path("runs/<int:run_id>/interrupt/", views.run_interrupt, name="interrupt"),
+    path("runs/<int:run_id>/return-to-prompt/", views.run_return_to_prompt, name="return_to_prompt"),
     path("runs/<int:run_id>/end/", views.run_end, name="end"),
     path("runs/<int:run_id>/remove-worktree/", views.run_remove_worktree, name="remove_worktree"),
 ]

@@ -21,9 +21,12 @@ from auth_flows.services import auth_changed, provider_card
 from providers.errors import (
     DialogNotAnswerable,
     ProviderError,
+    ReplyInFlight,
     ReplyNotDelivered,
+    ReplyRefused,
     SessionGone,
     StaleDialog,
+    StillStarting,
 )
 from providers.registry import get_provider
 from providers.schema import Answer, Dialog, RunState
@@ -105,6 +108,7 @@ def _run_context(run: Run) -> dict[str, object]:
         "background": tail.background if not run.is_ended else (),
         "since": tail.since,
         "running": tail.running,
+        "queued": tail.queued,
         "provider_name": provider.display_name(),
         "form": ReplyForm(),
         "clear_command": _clear_command(run),
@@ -229,12 +233,18 @@ def _side_page(request: HttpRequest, run: Run, side: str) -> HttpResponse:
 
 
 def _composer(
-    request: HttpRequest, run: Run, form: ReplyForm, *, error: str = "", status: int = 200
+    request: HttpRequest,
+    run: Run,
+    form: ReplyForm,
+    *,
+    error: str = "",
+    status: int = 200,
+    offer_again: bool = False,
 ) -> HttpResponse:
     return render(
         request,
         "runs/detail.html#composer",
-        {"run": run, "form": form, "composer_error": error},
+        {"run": run, "form": form, "composer_error": error, "offer_again": offer_again},
         status=status,
     )
 
@@ -259,7 +269,10 @@ async def run_reply(request: HttpRequest, run_id: int) -> HttpResponse:
     form = ReplyForm(request.POST)
     if not form.is_valid():
         return _composer(request, run, form, error=form.error_text, status=422)
-    text = form.cleaned_data["text"]
+    text, again = form.cleaned_data["text"], form.cleaned_data["again"]
+    if request.POST.get("source") == "new-conversation":
+        # The button's outcome goes beside it: the operator's draft in the composer stays.
+        return await _new_conversation(request, run, text)
     if len(text.encode()) > settings.LAB_REPLY_MAX_BYTES:
         return _composer(
             request, run, form, error=f"That is longer than {settings.LAB_REPLY_MAX_BYTES} bytes.", status=413
@@ -267,16 +280,56 @@ async def run_reply(request: HttpRequest, run_id: int) -> HttpResponse:
     if not run.is_ended and not await sync_to_async(services.run_alive, thread_sensitive=False)(run):
         await sync_to_async(services.run_mark_ended)(run=run)
     try:
-        await sync_to_async(services.run_reply, thread_sensitive=False)(run=run, text=text)
+        await sync_to_async(services.run_reply, thread_sensitive=False)(run=run, text=text, again=again)
     except ReplyNotDelivered as exc:
         return _composer(request, run, form, error=str(exc), status=502)
-    except SessionGone as exc:
+    except ReplyInFlight as exc:
+        # Nothing sent: the same text may still land. A second copy only on purpose.
+        return _composer(request, run, form, error=str(exc), status=409, offer_again=True)
+    except (ReplyRefused, StillStarting, SessionGone) as exc:
         return _composer(request, run, form, error=str(exc), status=409)
     except ProviderError as exc:
         return _composer(request, run, form, error=str(exc), status=422)
     finally:
         poke(run.pk)
     return _composer(request, run, ReplyForm())
+
+
+async def _new_conversation(request: HttpRequest, run: Run, text: str) -> HttpResponse:
+    note, status = "", 200
+    try:
+        await sync_to_async(services.run_reply, thread_sensitive=False)(run=run, text=text)
+    except ReplyNotDelivered as exc:
+        note, status = str(exc), 502
+    except ProviderError as exc:  # refused, starting, gone: nothing was sent
+        note, status = str(exc), 409
+    finally:
+        poke(run.pk)
+    return render(request, "runs/detail.html#new_conversation_note", {"note": note}, status=status)
+
+
+@require_POST
+async def run_return_to_prompt(request: HttpRequest, run_id: int) -> HttpResponse:
+    """Press the provider's way back to the prompt; the panel's note says what was verified."""
+    run = await _aget_run(run_id)
+    name = get_provider(run.provider_id).display_name()
+    try:
+        back = await sync_to_async(services.run_return_to_prompt, thread_sensitive=False)(run=run)
+    except ProviderError as exc:
+        return _prompt_note(request, str(exc), status=409)
+    finally:
+        poke(run.pk)
+    if back is None:
+        note = f"lab cannot tell whether {name} shows its prompt: check the terminal with the attach command."
+    elif back:
+        note = f"{name} shows its prompt."
+    else:
+        note = f"{name} still does not show its prompt: check the terminal with the attach command."
+    return _prompt_note(request, note)
+
+
+def _prompt_note(request: HttpRequest, note: str, *, status: int = 200) -> HttpResponse:
+    return render(request, "runs/detail.html#prompt_note", {"prompt_note": note}, status=status)
 
 
 @require_POST

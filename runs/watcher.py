@@ -229,6 +229,7 @@ class RunWatcher:
             run.transcript_path = path
         epoch = ""
         dialog = None
+        queued: tuple[str, ...] = ()
         next_seq = 0
         background: tuple[str, ...] = ()
         since = running = ""
@@ -263,7 +264,8 @@ class RunWatcher:
             next_seq = index.cursor.next_seq
             background = index.background if not run.is_ended else ()
             since, running = index.since, index.running
-        key = (state, dialog, run.is_ended, background, since, running)
+            queued = index.queued
+        key = (state, dialog, run.is_ended, background, since, running, queued)
         panel: str
         if key != self.panel_key or not self.panel:
             self.panel_key = key
@@ -277,6 +279,7 @@ class RunWatcher:
                     "background": background,
                     "since": since,
                     "running": running,
+                    "queued": queued,
                     "provider_name": provider.display_name(),
                     "oob": True,
                 },

@@ -65,7 +65,7 @@ class _NotARunner(AgentProvider):
     def read_transcript(self, path: str, cursor: Cursor) -> TranscriptRead:
         raise NotImplementedError
 
-    def reply(self, run: RunHandle, text: str) -> None:
+    def reply(self, run: RunHandle, text: str, *, again: bool = False) -> None:
         raise NotImplementedError
 
     def interrupt(self, run: RunHandle) -> None:

@@ -62,6 +62,13 @@ class SpoolView:
     posted: frozenset[str] = frozenset()  # tool_use_ids with a PostToolUse
     keep: frozenset[str] = frozenset()  # spool files the view still needs
     names: tuple[str, ...] = ()  # every file folded, oldest first
+    # A PermissionRequest (the CLI showing a prompt, any tool) nothing has closed yet: keys sent
+    # now would answer it. Unlike `blocked` it does not wait for the ~6 s reminder.
+    permission_open: bool = False
+    permission_tool_use_id: str = ""  # its tool's id when its PreToolUse was seen
+    # When the newest tool began (PreToolUse) that has neither finished nor asked permission
+    # yet (0: none): a prompt may be about to be shown for it.
+    unsettled_tool_ns: int = 0
 
     @property
     def dialog(self) -> Dialog | None:
@@ -83,11 +90,13 @@ class _Fold:
     permission: tuple[str, str, str] | None = None  # (tool_name, tool_use_id, file)
     blocked: tuple[str, str, tuple[str, ...]] | None = None  # (tool_name, tool_use_id, files)
     session_start: str = ""
+    unsettled: dict[str, int] = field(default_factory=dict)  # tool_use_id → PreToolUse time
 
     def clear(self) -> None:
         self.pending.clear()
         self.permission = None
         self.blocked = None
+        self.unsettled.clear()
 
     def paired_pre(self, tool: str, tool_input: object) -> tuple[str, str]:
         """The PreToolUse a PermissionRequest is about (compat §8: it has no tool_use_id): the
@@ -113,6 +122,7 @@ class _Fold:
             self.pres[tool_use_id] = (tool, e.get("tool_input"), file)
             while len(self.pres) > MAX_PRES:
                 self.pres.popitem(last=False)
+            self.unsettled[tool_use_id] = event_time_ns(e)
             if tool in DIALOG_TOOLS and tool_use_id not in self.posted:
                 tool_input = e.get("tool_input")
                 dialog = dialog_for(tool_use_id, tool, tool_input if isinstance(tool_input, dict) else {})
@@ -122,6 +132,7 @@ class _Fold:
         elif name == "PermissionRequest":
             pre_id, pre_file = self.paired_pre(tool, e.get("tool_input"))
             self.permission = (tool, pre_id, file)
+            self.unsettled.pop(pre_id, None)
             if tool not in DIALOG_TOOLS and pre_id and pre_id not in self.posted:
                 # compat §7 "Approvals": the permission prompt for any other tool, drawn right
                 # after this hook; answerable from the page until its PostToolUse (allowed),
@@ -153,6 +164,7 @@ class _Fold:
         elif name == "PostToolUse":
             if tool_use_id:
                 self.posted.add(tool_use_id)
+                self.unsettled.pop(tool_use_id, None)
                 self.pending.pop(tool_use_id, None)
             if self.blocked is not None and (not self.blocked[1] or self.blocked[1] == tool_use_id):
                 self.blocked = None
@@ -165,6 +177,10 @@ class _Fold:
             del self.pending[tool_use_id]
         if self.blocked is not None and self.blocked[1] and self.blocked[1] in self.resolved:
             self.blocked = None
+        if self.permission is not None and self.permission[1] and self.permission[1] in self.resolved:
+            self.permission = None
+        for tool_use_id in [t for t in self.unsettled if t in self.resolved]:
+            del self.unsettled[tool_use_id]
 
 
 def fold(events: Iterable[Mapping[str, Any]], resolved: frozenset[str] | set[str] = frozenset()) -> SpoolView:
@@ -180,6 +196,9 @@ def fold(events: Iterable[Mapping[str, Any]], resolved: frozenset[str] | set[str
         keep.update(p.files)
     if f.blocked is not None:
         keep.update(f.blocked[2])
+    if f.permission is not None:
+        keep.add(f.permission[2])
+        keep.add(f.last_pre.get(f.permission[0], ("", ""))[1])
     return SpoolView(
         pending=tuple(f.pending.values()),
         blocked=f.blocked is not None,
@@ -187,6 +206,9 @@ def fold(events: Iterable[Mapping[str, Any]], resolved: frozenset[str] | set[str
         posted=frozenset(f.posted),
         keep=frozenset(k for k in keep if k),
         names=tuple(names),
+        permission_open=f.permission is not None,
+        permission_tool_use_id=f.permission[1] if f.permission else "",
+        unsettled_tool_ns=max(f.unsettled.values(), default=0),
     )
 
 

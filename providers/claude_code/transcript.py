@@ -721,6 +721,9 @@ def read_transcript(
         background=tuple(a.description or "an agent" for a in reader.agents.values()),
         since=reader.since if reader.state == RunState.WORKING else "",
         running=next(reversed(reader.running.values()), "") if reader.state == RunState.WORKING else "",
+        # compat §1: enqueued, not yet dequeued. The queue also carries a finished background
+        # agent's report (compat §13), which is the CLI's own turn, not the operator's prompt.
+        queued=tuple(q for q in reader.queued if not q.lstrip().startswith(_NOTIFICATION)),
         reset=reset,
         stats=reader.stats,
     )

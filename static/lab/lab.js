@@ -76,7 +76,9 @@
     const dialog = elt.closest && elt.closest("#dialog") && /class="dialog[ "]/.test(xhr.responseText);
     // The worktree area too: a 409 carries the uncommitted files and the confirm button.
     const worktree = elt.closest && elt.closest("#worktree") && xhr.responseText.indexOf('id="worktree"') >= 0;
-    if (composer || dialog || worktree) { evt.detail.shouldSwap = true; evt.detail.isError = false; }
+    // New conversation's outcome goes beside its button (the composer's draft stays).
+    const note = elt.closest && elt.closest(".new-conversation") && xhr.responseText.indexOf('id="new-conversation-note"') >= 0;
+    if (composer || dialog || worktree || note) { evt.detail.shouldSwap = true; evt.detail.isError = false; }
   }
   document.addEventListener("htmx:beforeSwap", swapErrorsToo);
   // An answer is verified before its response returns, so the state push that re-renders the

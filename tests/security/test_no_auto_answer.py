@@ -24,6 +24,8 @@ SINKS = {
     "dialog_answer",
     "run_reply",
     "run_interrupt",
+    "run_return_to_prompt",
+    "return_to_prompt",
     "reply",
     "interrupt",
 }
@@ -33,11 +35,13 @@ ALLOWED = {
     "providers/claude_code/provider.py:ClaudeCodeProvider.interrupt",
     "providers/claude_code/provider.py:ClaudeCodeProvider.answer_dialog",
     "providers/claude_code/provider.py:ClaudeCodeProvider._play",
+    "providers/claude_code/provider.py:ClaudeCodeProvider.return_to_prompt",
     "providers/testing.py:FakeProvider.reply",
     "providers/testing.py:FakeProvider.interrupt",
     "providers/testing.py:FakeProvider.answer_dialog",
     "runs/services.py:run_reply",
     "runs/services.py:run_interrupt",
+    "runs/services.py:run_return_to_prompt",
     "runs/services.py:dialog_answer",
 }
 SIGNAL_READERS = [

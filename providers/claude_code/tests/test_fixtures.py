@@ -3,6 +3,7 @@ read as their reviewed `<name>.expected.json` says, whole and line by line."""
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 
 import orjson
@@ -166,3 +167,16 @@ def test_a_project_command_is_idle_until_its_expansion(name: str, tmp_path: Path
             step = "expansion" if entry.get("turnCompanion") else "echo"
             states.append((step, read_transcript(str(growing), Cursor()).state))
     assert states == [("echo", RunState.IDLE), ("expansion", RunState.WORKING)]
+
+
+def test_a_background_agents_report_is_never_shown_as_a_queued_prompt() -> None:
+    # compat §13: the CLI enqueues a finished agent's <task-notification> like a prompt sent
+    # while working; the page's queued list is the operator's prompts only.
+    fixture = next(p for p in FIXTURES if p.stem == "agent__background")
+    lines = fixture.read_bytes().splitlines(keepends=True)
+    enqueue = next(i for i, raw in enumerate(lines) if b'"operation": "enqueue"' in raw)
+    partial = Path(tempfile.mkdtemp()) / fixture.name
+    partial.write_bytes(b"".join(lines[: enqueue + 1]))
+    read = read_transcript(str(partial), Cursor())
+    assert read.stats.get("queue_enqueue") == 1  # the report was read, and is not offered as queued
+    assert read.queued == ()

@@ -190,6 +190,23 @@ def test_a_denied_bash_is_resolved_by_the_transcript_or_the_next_prompt(spool):
     assert spool.view().dialog is None and not spool.view().blocked
 
 
+def test_a_permission_request_is_open_at_once_until_its_tool_resolves(spool):
+    # The reply guard must not wait ~6 s for the reminder Notification: keys sent while the
+    # prompt is shown would answer it.
+    spool.write(prompt("BASH1"), BASH, permission("Bash"))
+    view = spool.view()
+    assert view.permission_open and view.permission_tool_use_id == "toolu_bash" and not view.blocked
+    assert not spool.view(resolved=frozenset({"toolu_bash"})).permission_open  # rejected: tool_result
+    spool.write(post("Bash", "toolu_bash", {"stdout": ""}))
+    assert not spool.view().permission_open
+
+
+def test_an_open_permission_request_is_kept_by_the_sweep(spool):
+    spool.write(prompt("BASH1"), BASH, permission("Bash"))
+    view = spool.view()
+    assert sweepable(view, time.time_ns()) == [view.names[0]]  # only the prompt's own hook goes
+
+
 def test_idle_prompt_notifications_block_nothing(spool):
     spool.write(prompt(), stop(), notification("idle_prompt", "Claude is waiting for your input"))
     assert not spool.view().blocked and spool.view().dialog is None
@@ -341,3 +358,15 @@ def test_a_permission_request_is_paired_with_the_pre_tool_use_of_the_same_input(
     spool.write(prompt("TWO"), first, second, permission("Bash"))  # its input: touch x
     dialog = spool.view().dialog
     assert dialog.tool_use_id == "toolu_1" and dialog.body == "touch x"
+
+
+def test_a_tool_that_began_is_unsettled_until_it_asks_or_finishes(spool):
+    # A reply waits on it: the permission prompt for a just-begun tool comes after its Pre.
+    spool.write(prompt("BASH1"), BASH)
+    assert spool.view().unsettled_tool_ns > 0
+    spool.write(permission("Bash"))
+    assert spool.view().unsettled_tool_ns == 0  # it asked: the reply is refused instead
+    spool.write(post("Bash", "toolu_bash", {"stdout": ""}), prompt("again"), BASH)
+    assert spool.view().unsettled_tool_ns > 0
+    spool.write(post("Bash", "toolu_bash", {"stdout": ""}))
+    assert spool.view().unsettled_tool_ns == 0
