@@ -22,7 +22,7 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from providers.base import ConnectingReporter, LiveSignals, PromptReturner
+from providers.base import AgentProvider, ConnectingReporter, LiveSignals, PromptReturner
 from providers.errors import DialogNotAnswerable, PromptPending, ReplyRefused, SessionGone, StaleDialog
 from providers.registry import get_provider
 from providers.schema import Answer, Dialog, DialogKind, RunHandle, RunState, WorkspaceChoices
@@ -223,12 +223,20 @@ def run_reply(*, run: Run, text: str, again: bool = False) -> None:
         raise ReplyRefused(refusal)
     # Read from the live channel's files and the transcript, which every worker shares; the
     # provider checks again right before its first key.
+    _refuse_if_asking(run, handle, provider)
+    provider.reply(handle, text, again=again)
+
+
+def _refuse_if_asking(run: Run, handle: RunHandle, provider: AgentProvider) -> None:
+    """Keys sent now would answer what the agent asks: refuse, saying what it asks."""
     name = provider.display_name()
-    if pending_dialog(run) is not None:
+    dialog = pending_dialog(run)
+    if dialog is not None and dialog.kind != DialogKind.APPROVAL:
         raise PromptPending(f"{name} is asking a question: answer it above. Nothing was sent.")
+    if dialog is not None:
+        raise PromptPending(f"{name} is asking permission: answer it above. Nothing was sent.")
     if isinstance(provider, LiveSignals) and provider.blocked_state(handle) is not None:
         raise PromptPending(f"{name} is asking permission: answer it first (see above). Nothing was sent.")
-    provider.reply(handle, text, again=again)
 
 
 def run_return_to_prompt(*, run: Run) -> bool | None:
@@ -239,11 +247,8 @@ def run_return_to_prompt(*, run: Run) -> bool | None:
     provider = get_provider(run.provider_id)
     if not isinstance(provider, PromptReturner):
         return None
+    _refuse_if_asking(run, handle, provider)
     name = provider.display_name()
-    if pending_dialog(run) is not None:
-        raise PromptPending(f"{name} is asking a question: answer it above. Nothing was sent.")
-    if isinstance(provider, LiveSignals) and provider.blocked_state(handle) is not None:
-        raise PromptPending(f"{name} is asking permission: answer it first (see above). Nothing was sent.")
     from runs.transcripts import transcript_tail  # as pending_dialog: transcripts imports services
 
     if transcript_tail(run, limit=1).state == RunState.WORKING:
