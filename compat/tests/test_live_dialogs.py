@@ -338,8 +338,20 @@ def test_a_bash_permission_prompt_is_an_approval_until_answered_in_the_terminal(
         time.sleep(0.05)
     assert dialog.kind == DialogKind.APPROVAL and dialog.body == "touch x.txt"
     assert manual_run.provider.blocked_state(manual_run.handle) is None  # the dialog stands for it
-    # The operator, attached to the terminal, approves it there (Enter on "1. Yes", compat §7).
-    Tmux(manual_run.handle.tmux_socket).send_keys(manual_run.handle.tmux_session, "Enter")
+    # The operator, attached to the terminal, approves it there (Enter on "1. Yes", compat §7)
+    # once they see it: a key sent while the picker first paints is dropped (compat §7), so
+    # like a person the test presses Enter again while the prompt is still on its screen.
+    tmux = Tmux(manual_run.handle.tmux_socket)
+    deadline = time.monotonic() + 30
+    while "Do you want to proceed?" not in manual_run.pane():
+        assert time.monotonic() < deadline, "the permission prompt was never drawn"
+        time.sleep(0.1)
+    while "Do you want to proceed?" in manual_run.pane():
+        assert time.monotonic() < deadline, "Enter never answered the permission prompt"
+        tmux.send_keys(manual_run.handle.tmux_session, "Enter")
+        settle = time.monotonic() + 2
+        while time.monotonic() < settle and "Do you want to proceed?" in manual_run.pane():
+            time.sleep(0.1)
     manual_run.wait(
         lambda r: "done" in r.texts(MessageKind.ASSISTANT_TEXT), timeout=30, what="the Bash result"
     )
