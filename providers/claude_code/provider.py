@@ -46,6 +46,7 @@ from providers.schema import (
     CommandSpec,
     Cursor,
     Dialog,
+    DialogKind,
     LoginStart,
     MessageKind,
     RunHandle,
@@ -517,8 +518,13 @@ class ClaudeCodeProvider(AgentProvider):
         """What the CLI is asking now, from the live channel ("" when nothing): a picker, a
         permission prompt (compat §8: PermissionRequest as it is shown, or its reminder)."""
         view = self.spool_view(run)
-        if view.dialog is not None:
+        if view.dialog is not None and view.dialog.kind != DialogKind.APPROVAL:
             return "a question"
+        if view.dialog is not None:
+            # An approval (compat §7 "Approvals"): a denial is closed by its tool_result only.
+            if _has_tool_result(self.locate_transcript(run), view.dialog.tool_use_id):
+                return ""
+            return "permission"
         if view.blocked:
             return "permission"
         if view.permission_open:
