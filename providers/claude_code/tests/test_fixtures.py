@@ -1,5 +1,6 @@
-"""The captured 2.1.328 fixtures (compat/fixtures/claude-code/2.1.328/<event>__<variant>.jsonl)
-read as their reviewed `<name>.expected.json` says, whole and line by line."""
+"""The captured fixtures of every CLI version (compat/fixtures/claude-code/<version>/
+<event>__<variant>.jsonl) read as their reviewed `<name>.expected.json` says, whole and line by
+line: a run started under an older pin stays readable after an upgrade."""
 
 from __future__ import annotations
 
@@ -8,17 +9,19 @@ from pathlib import Path
 import orjson
 import pytest
 
+from compat.home import fixture_versions
 from providers.claude_code import transcript
 from providers.claude_code.dialogs import Intent, intent_for
-from providers.claude_code.tests.regen_expected import expected_path, fixture_paths, observed
+from providers.claude_code.tests.regen_expected import expected_path, fixture_id, fixture_paths, observed
 from providers.claude_code.transcript import read_transcript
 from providers.schema import Answer, Cursor, Dialog, DialogKind, MessageKind, RunState
 
 FIXTURES = fixture_paths()
+VERSIONS = fixture_versions()
 
 
 def _ids(paths: list[Path]) -> list[str]:
-    return [p.stem for p in paths]
+    return [fixture_id(p) for p in paths]
 
 
 @pytest.mark.parametrize("fixture", FIXTURES, ids=_ids(FIXTURES))
@@ -59,10 +62,10 @@ def test_the_cheap_skip_only_skips_bookkeeping(fixture: Path) -> None:
             assert skipped, raw[:120]
 
 
-def _fixture(name: str) -> Path:
-    path = next((p for p in FIXTURES if p.stem == name), None)
+def _fixture(name: str, version: str) -> Path:
+    path = next((p for p in FIXTURES if fixture_id(p) == f"{version}/{name}"), None)
     if path is None:
-        pytest.skip(f"fixture {name} not captured yet")
+        pytest.fail(f"fixture {version}/{name} was not captured: every version needs every scenario")
     return path
 
 
@@ -80,8 +83,9 @@ def _prefix_through_tool_use(fixture: Path, tool_name: str, tmp_path: Path) -> P
     return out
 
 
-def test_a_live_question_is_pending_until_answered(tmp_path: Path) -> None:
-    fixture = _fixture("askuserquestion__single_option")
+@pytest.mark.parametrize("version", VERSIONS)
+def test_a_live_question_is_pending_until_answered(version: str, tmp_path: Path) -> None:
+    fixture = _fixture("askuserquestion__single_option", version)
     asked = read_transcript(str(_prefix_through_tool_use(fixture, "AskUserQuestion", tmp_path)), Cursor())
     dialog = asked.dialog
     assert dialog is not None and dialog.questions is None
@@ -91,9 +95,10 @@ def test_a_live_question_is_pending_until_answered(tmp_path: Path) -> None:
     assert read_transcript(str(fixture), Cursor()).dialog is None
 
 
+@pytest.mark.parametrize("version", VERSIONS)
 @pytest.mark.parametrize(("label", "warns"), [("Green", False), ("Red", True)])
-def test_the_backstop_on_a_live_answer(label: str, warns: bool) -> None:
-    fixture = _fixture("askuserquestion__single_option")
+def test_the_backstop_on_a_live_answer(label: str, warns: bool, version: str) -> None:
+    fixture = _fixture("askuserquestion__single_option", version)
     whole = read_transcript(str(fixture), Cursor())
     tool_use_id = next(m.native_id for m in whole.messages if m.tool_name == "AskUserQuestion")
     intent = Intent(tool_use_id, DialogKind.QUESTION, answers=(("Which color do you prefer?", label),))
@@ -113,10 +118,10 @@ PLAN_OUTCOMES = [
 ]
 
 
+@pytest.mark.parametrize("version", VERSIONS)
 @pytest.mark.parametrize(("name", "choice", "feedback"), PLAN_OUTCOMES)
-def test_the_plan_backstop_on_live_outcomes(name: str, choice: int, feedback: str) -> None:
-
-    fixture = _fixture(name)
+def test_the_plan_backstop_on_live_outcomes(name: str, choice: int, feedback: str, version: str) -> None:
+    fixture = _fixture(name, version)
     whole = read_transcript(str(fixture), Cursor())
     tool_use_id = next(m.native_id for m in whole.messages if m.tool_name == "ExitPlanMode")
 
@@ -131,10 +136,11 @@ def test_the_plan_backstop_on_live_outcomes(name: str, choice: int, feedback: st
     assert warnings_for(*contrary)
 
 
+@pytest.mark.parametrize("version", VERSIONS)
 @pytest.mark.parametrize("name", ["command__project_cmd", "command__skill"])
-def test_a_project_command_is_idle_until_its_expansion(name: str, tmp_path: Path) -> None:
+def test_a_project_command_is_idle_until_its_expansion(name: str, version: str, tmp_path: Path) -> None:
     # compat §6: the echo alone keeps the run idle; the isMeta turnCompanion expansion starts it.
-    fixture = _fixture(name)
+    fixture = _fixture(name, version)
     growing = tmp_path / fixture.name
     states: list[tuple[str, RunState]] = []
     for raw in fixture.read_bytes().splitlines(keepends=True):
