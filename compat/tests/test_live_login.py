@@ -245,8 +245,12 @@ def test_browser_is_one_program_path_not_split(provider, tmp_path):
     proc = auth._spawn([provider.binary(), "auth", "login"], env)
     try:
         assert proc.stdout is not None
-        while "If the browser didn't open, visit: " not in proc.stdout.readline().decode():
-            pass
+        # The visit mark is printed right after the CLI ran $BROWSER (it would have by now).
+        for raw in iter(proc.stdout.readline, b""):
+            if auth.VISIT_MARK in raw.decode():
+                break
+        else:
+            pytest.fail("the CLI exited without printing the visit mark")
         time.sleep(auth.BROWSER_GRACE_S)
         assert not capture.exists()
     finally:
