@@ -35,7 +35,7 @@ SCRATCH = REPO_ROOT / "var" / "compat-check"
 VERSION_RE = re.compile(r"\d+\.\d+\.\d+")
 # A test named in a COMPAT text: `file.py::test_x`, `test_x`, or the prefix `test_x…`.
 NAMED_RE = re.compile(r"(?:(test_\w+)\.py(?:::(test_\w+)(…)?)?)|(test_\w+)(…)?")
-REASON_MAX = 160
+REASON_MAX = 300  # a changed description is named with both texts
 EVERY_RE = re.compile(r"[Ee]very live test(?!'s)")
 
 
