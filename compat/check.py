@@ -228,10 +228,12 @@ def _verdict(mine: list[Outcome]) -> str:
         return "no live test ran"
     bad = [o for o in mine if o.status in ("fail", "drift")]
     passed = sum(o.status == "pass" for o in mine)
+    skipped = sum(o.status == "skip" for o in mine)
+    counts = f"{passed}/{len(mine)} passed" + (f", {skipped} skipped" if skipped else "")
     if not bad:
-        return f"pass ({passed}/{len(mine)})"
+        return f"pass ({counts})"
     word = "drift" if all(o.status == "drift" for o in bad) else "FAIL"
-    return f"{word} ({passed}/{len(mine)} passed)"
+    return f"{word} ({counts})"
 
 
 def main(argv: list[str] | None = None) -> int:
