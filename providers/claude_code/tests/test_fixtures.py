@@ -9,7 +9,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from compat.home import fixture_versions
+from compat.home import PINNED_VERSION, fixture_versions
 from providers.claude_code import transcript
 from providers.claude_code.dialogs import Intent, intent_for
 from providers.claude_code.tests.regen_expected import expected_path, fixture_id, fixture_paths, observed
@@ -60,6 +60,14 @@ def test_the_cheap_skip_only_skips_bookkeeping(fixture: Path) -> None:
             assert entry["type"] in bookkeeping, raw[:120]
         if entry.get("type") in bookkeeping and len(raw) > 4096:
             assert skipped, raw[:120]
+
+
+def test_every_version_ever_pinned_keeps_every_scenario() -> None:
+    # Runs started under 2.1.328 stay readable after the upgrade: its captures are kept, and
+    # every version has the same scenarios, so each reader test runs on each version.
+    assert {"2.1.328", PINNED_VERSION} <= set(VERSIONS)
+    scenarios = {v: sorted(p.stem for p in FIXTURES if p.parent.name == v) for v in VERSIONS}
+    assert all(names == scenarios[PINNED_VERSION] for names in scenarios.values()), scenarios
 
 
 def _fixture(name: str, version: str) -> Path:
