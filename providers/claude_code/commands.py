@@ -95,7 +95,7 @@ BUILTINS: tuple[Pinned, ...] = (
     ),
     Pinned(
         "clear",
-        "Start a new session with empty context; previous session stays on disk (resumable with /resume)",
+        "Start a new session with empty context; loops carry over, and the old one stays in /resume",
         "[name]",
         chat_safe=True,
         why="starts a new transcript, which lab follows by its effect (compat §6)",
@@ -257,7 +257,7 @@ BUILTINS: tuple[Pinned, ...] = (
         "<task>",
         why="the subagent's result comes back into the transcript",
     ),
-    _ui("tasks", "View and manage everything running in the background", why="opens the tasks dialog"),
+    _ui("tasks", "View and manage this session's background work", why="opens the tasks dialog"),
     _ui("terminal-setup", "Set up Shift+Enter for newlines", why="edits the host terminal's configuration"),
     _ui("theme", "Change the theme", why="opens the theme picker"),
     _ui(
