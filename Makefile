@@ -7,7 +7,7 @@ NPMDEPS := node_modules/.deps-$(shell cat package.json package-lock.json 2>/dev/
 PGDIR ?= /tmp/lab-test-pg
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: run demo test setup system lint typecheck check pytest login-link bench clean
+.PHONY: run demo test setup system lint typecheck check pytest login-link bench compat-check clean
 
 run: setup
 	$(PY) manage.py migrate --noinput -v0
@@ -73,6 +73,13 @@ login-link: setup
 
 bench: setup
 	$(PY) -m bench
+
+# What a Claude Code version breaks, before the pin moves: installs VERSION (x.y.z or latest)
+# into var/compat-check/<version>/ (never the pin or node_modules), runs the live suite on it and
+# prints COMPAT section -> pass/fail. PYTEST_ARGS narrows it (e.g. PYTEST_ARGS="-k login").
+compat-check: system $(PYDEPS)
+	@test -n "$(VERSION)" || { echo "usage: make compat-check VERSION=<x.y.z|latest>" >&2; exit 2; }
+	$(PY) -m compat.check $(VERSION) -- $(PYTEST_ARGS)
 
 clean:
 	rm -rf $(VENV) node_modules

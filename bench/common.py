@@ -28,8 +28,10 @@ import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
+from compat.home import fixtures_dir
+
 ROOT = Path(__file__).resolve().parent.parent
-FIXTURES = ROOT / "compat" / "fixtures" / "claude-code" / "2.1.328"
+FIXTURES = fixtures_dir()  # the pinned version's captures
 PY = sys.executable
 
 # ----------------------------------------------------------------------------------------

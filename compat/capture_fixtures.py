@@ -1,7 +1,7 @@
 """Re-capture the transcript fixtures in compat/fixtures/claude-code/<version>/ from live runs.
 
     .venv/bin/python -m compat.capture_fixtures --out /tmp/fx                   # all scenarios
-    .venv/bin/python -m compat.capture_fixtures --out compat/fixtures/claude-code/2.1.328 prompt__text_reply
+    .venv/bin/python -m compat.capture_fixtures prompt__text_reply   # into the binary's own version folder
 
 Each scenario starts the real TUI (fresh HOME + worktree + scripted model), drives it by hand-written
 key recipes (the harness may watch its own pane), and saves every transcript file of the session with
@@ -12,11 +12,12 @@ key recipes (the harness may watch its own pane), and saves every transcript fil
 import argparse, json, shutil, subprocess, tempfile, time
 from pathlib import Path
 
-from compat.home import prepare_home, project_dir_name
+from compat.home import fixtures_dir, installed_version, prepare_home, project_dir_name
 from compat.live import *
 from compat.scripted_model import *
 
-OUT = Path(__file__).resolve().parent / "fixtures" / "claude-code" / "2.1.328"
+# compat/fixtures/claude-code/<the version of the binary under test>/ ($LAB_AGENT_BIN_DIR or node_modules)
+OUT = fixtures_dir(installed_version())
 
 BIG_TYPES = {
     "api-request-shape",

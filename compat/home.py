@@ -8,28 +8,76 @@ import shutil
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-PINNED_VERSION = "2.1.328"
+PACKAGE = "@anthropic-ai/claude-code"
+FIXTURES_ROOT = Path(__file__).resolve().parent / "fixtures" / "claude-code"
+
+
+def pinned_version() -> str:
+    """The Claude Code version lab pins. package.json is the one place it is written: the
+    onboarding keys, the fixtures folder and the pin test all derive from it."""
+    return str(json.loads((REPO_ROOT / "package.json").read_text())["dependencies"][PACKAGE])
+
+
+PINNED_VERSION = pinned_version()
+
+
+def fixtures_dir(version: str = PINNED_VERSION) -> Path:
+    """``compat/fixtures/claude-code/<version>/``: the transcripts captured live from that version."""
+    return FIXTURES_ROOT / version
+
+
+def fixture_versions() -> list[str]:
+    """Every version with captured fixtures, oldest first: transcripts written by an older CLI
+    stay readable after an upgrade, so the reader tests walk them all."""
+    dirs = [d for d in FIXTURES_ROOT.iterdir() if d.is_dir() and any(d.glob("*.jsonl"))]
+    return [d.name for d in sorted(dirs, key=lambda d: tuple(int(n) for n in d.name.split(".")))]
+
+
+def fixture_paths() -> list[Path]:
+    """Every captured transcript of every version, oldest version first."""
+    return [p for v in fixture_versions() for p in sorted(fixtures_dir(v).glob("*.jsonl"))]
 
 
 def claude_binary() -> Path:
-    """The native ``claude`` binary installed by ``npm install`` in the repo root.
+    """The native ``claude`` binary under test: ``$LAB_AGENT_BIN_DIR/claude`` when set (lab's own
+    setting; ``make compat-check`` points it at a scratch install), else the one ``npm ci``
+    installed in the repo root.
 
     ``node_modules/.bin/claude`` links to ``@anthropic-ai/claude-code/bin/claude.exe`` (the
     native ELF); the platform package holds the same binary.
     """
     nm = REPO_ROOT / "node_modules"
-    candidates = [
-        nm / ".bin" / "claude",
-        nm / "@anthropic-ai" / "claude-code" / "bin" / "claude.exe",
-        *sorted((nm / "@anthropic-ai").glob("claude-code-linux-*/claude")),
-    ]
+    bin_dir = os.environ.get("LAB_AGENT_BIN_DIR")
+    candidates = (
+        [Path(bin_dir) / "claude"]
+        if bin_dir
+        else [
+            nm / ".bin" / "claude",
+            nm / "@anthropic-ai" / "claude-code" / "bin" / "claude.exe",
+            *sorted((nm / "@anthropic-ai").glob("claude-code-linux-*/claude")),
+        ]
+    )
     for c in candidates:
         if c.is_file() and os.access(c, os.X_OK):
             real = c.resolve()
             with open(real, "rb") as f:
                 if f.read(4) == b"\x7fELF":
                     return real
-    raise FileNotFoundError(f"claude binary not found under {nm} (run `npm install` in {REPO_ROOT})")
+    where = bin_dir or nm
+    raise FileNotFoundError(f"claude binary not found under {where} (run `npm ci` in {REPO_ROOT})")
+
+
+def installed_version(binary: Path | None = None) -> str:
+    """The version of the package that holds ``binary`` (default: the one under test), read from
+    its own package.json: no need to run it."""
+    real = (binary or claude_binary()).resolve()
+    for folder in real.parents:
+        manifest = folder / "package.json"
+        if manifest.is_file():
+            meta = json.loads(manifest.read_text())
+            if str(meta.get("name", "")).startswith(PACKAGE):
+                return str(meta["version"])
+    raise FileNotFoundError(f"no {PACKAGE} package.json above {real}")
 
 
 def project_dir_name(cwd: Path | str) -> str:
@@ -60,7 +108,8 @@ def prepare_home(
     (home / ".claude").mkdir(parents=True, exist_ok=True)
     state = {
         "hasCompletedOnboarding": True,
-        "lastOnboardingVersion": PINNED_VERSION,
+        # The version under test, so no "what's new" screen holds the start.
+        "lastOnboardingVersion": installed_version(),
         "numStartups": 1,
         "installMethod": "local",
         "autoUpdates": False,

@@ -1,7 +1,7 @@
 """Live-test harness: the real Claude Code TUI in tmux on a private socket.
 
 The harness may read its own probe's pane (``pane()``/``wait_pane()``) to know when the TUI is
-up or a picker is drawn; production code never does (DESIGN.md, principle 2).
+up or a picker is drawn; production code never does (docs/architecture.md, principle 2).
 """
 
 from __future__ import annotations

@@ -277,7 +277,7 @@ if "lab.csrf.CsrfViewMiddleware" in MIDDLEWARE:
 
 # --- lab -------------------------------------------------------------------------------------
 
-# The explicit provider registry (STYLE.md): id -> dotted path. LAB_PROVIDERS_ENABLED picks.
+# The explicit provider registry (docs/architecture.md): id -> dotted path. LAB_PROVIDERS_ENABLED picks.
 LAB_KNOWN_PROVIDERS = {
     "claude-code": "providers.claude_code.ClaudeCodeProvider",
 }

@@ -1,7 +1,7 @@
 """The provider contract: what every agent-CLI adapter implements.
 
 Mandatory methods live on `AgentProvider`; optional capabilities are runtime-checkable
-protocols the generic layer detects with `isinstance` and degrades without (DESIGN.md,
+protocols the generic layer detects with `isinstance` and degrades without (docs/architecture.md,
 "Honest degradation"). Obligations that types cannot express are written on the methods and
 checked by tests/conformance.
 """

@@ -1,6 +1,6 @@
 """The explicit provider registry: settings.LAB_PROVIDERS maps ids to dotted class paths.
 
-No auto-discovery: a provider is enabled by naming it (DESIGN.md; django-allauth's own
+No auto-discovery: a provider is enabled by naming it (docs/architecture.md; django-allauth's own
 comment calls discovery "way too magical").
 """
 

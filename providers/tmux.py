@@ -1,6 +1,6 @@
 """lab's own tmux server, driven with argv lists only.
 
-Every TUI adapter runs its CLI here (DESIGN.md principle 1), so this is seam infrastructure,
+Every TUI adapter runs its CLI here (docs/architecture.md, principle 1), so this is seam infrastructure,
 not Claude Code knowledge. Targets are always exact (`=name`): a run `foo` never touches a
 session `foobar`. Nothing here reads a pane for production logic; `capture` exists for the
 live-test harness that watches its own probe.
@@ -200,5 +200,5 @@ class Tmux:
             time.sleep(0.02)
 
     def capture(self, name: str) -> str:
-        """For live-test harnesses watching their own probe only (never-scrape, DESIGN.md)."""
+        """For live-test harnesses watching their own probe only (docs/architecture.md, principle 2)."""
         return self._run("capture-pane", "-p", "-t", self._pane(name)).stdout.decode(errors="replace")

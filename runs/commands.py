@@ -1,6 +1,6 @@
 """The commands a run's chat may offer: the provider's catalog, chat-safe rows only, cached.
 
-Generic: it reaches the provider only through the registry and the seam (DESIGN.md), so it
+Generic: it reaches the provider only through the registry and the seam (docs/architecture.md), so it
 never knows which CLI it is listing or which command clears.
 """
 
@@ -14,7 +14,7 @@ from django.core.cache import cache
 from providers.registry import get_provider
 from providers.schema import CommandRole, CommandSpec
 
-# DESIGN.md: "cached ~30 s". Long enough that typing "/" repeatedly never rereads the worktree,
+# Cached ~30 s. Long enough that typing "/" repeatedly never rereads the worktree,
 # short enough that a command file added mid-run shows up without a restart.
 CACHE_SECONDS = 30
 

@@ -1,7 +1,7 @@
 """One RunWatcher per live run per process: inotify on the transcript, push only what is new.
 
 The watcher wakes on file events (inotify, one descriptor per process read on the event loop,
-no grouping delay: DESIGN.md's latency budget), on the exit of the TUI's process (a
+no grouping delay: docs/architecture.md, "Latency budget"), on the exit of the TUI's process (a
 pidfd, no polling), or when asked. Each wake parses only the appended bytes through the run's
 TranscriptIndex and notifies the run's group; each socket then pulls the messages it lacks.
 Watchers stop when the run has ended and nobody watches.
@@ -224,7 +224,7 @@ class RunWatcher:
         if path and path != run.transcript_path:
             if inline:
                 return None
-            # clear/epoch: the provider located a new transcript; adopt it (DESIGN.md).
+            # clear/epoch: the provider located a new transcript; adopt it (docs/architecture.md).
             Run.objects.filter(pk=run.pk).update(transcript_path=path)
             run.transcript_path = path
         epoch = ""

@@ -1,7 +1,7 @@
 """The one generic seeder: puts the operator's context text and skills pool into a worktree,
 where any provider's SeedMeta says, and keeps them out of git.
 
-It knows no provider (DESIGN.md, principle 3): everything provider-specific arrives as a
+It knows no provider (docs/architecture.md, principle 3): everything provider-specific arrives as a
 SeedMeta. Rules it keeps for every provider:
 
 * Two phases: plan every file, then write. A refused path aborts before anything is written.

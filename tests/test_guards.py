@@ -26,7 +26,7 @@ REPO = Path(__file__).resolve().parent.parent
 GENERIC = ("lab", "accounts", "runs", "auth_flows", "seeding")
 # The seam: generic modules of providers/ that the generic core may import.
 SEAM = {"base", "schema", "errors", "registry", "testing", "tmux", "launch", "sanitize", "jsonl"}
-# Modules of an adapter that must stay Django-free whenever an adapter has them (STYLE.md:
+# Modules of an adapter that must stay Django-free whenever an adapter has them (docs/architecture.md:
 # parsing and recipes test without a database).
 PURE_ADAPTER_MODULES = ("transcript", "recipes", "dialogs", "commands", "spool", "hook_spool")
 # Provider domains and vendors, beyond what the registry declares.

@@ -1,4 +1,4 @@
-"""Live: the real `claude auth login` (2.1.328), fully offline, through lab's login routes.
+"""Live: the real `claude auth login` (the pinned version), fully offline, through lab's login routes.
 
 compat §11: the CLI honours HTTPS_PROXY and NODE_EXTRA_CA_CERTS, so a local CONNECT proxy with
 a throwaway CA (compat/login_proxy.py) plays platform.claude.com and api.anthropic.com and the
@@ -80,8 +80,34 @@ def start(client) -> dict:
     return response.json()
 
 
-def state_of(url: str) -> str:
-    return parse_qs(urlsplit(url).query)["state"][0]
+def state_of(started: dict) -> str:
+    """The login's OAuth state, which the operator's CODE#STATE must carry. Taken from the
+    $BROWSER link (compat §11 L4): the printed link has it in 2.1.328 only."""
+    [alternative] = started["alternatives"]
+    return parse_qs(urlsplit(alternative["url"]).query)["state"][0]
+
+
+CODE_CALLBACK = "https://platform.claude.com/oauth/code/callback"
+
+
+def printed_link_shape(url: str, browser_url: str) -> str | None:
+    """Which known shape the printed code-paste link has, if it is a link for the same login as
+    the $BROWSER one (compat §11 L3): "full" (2.1.328: the whole authorize URL, redirect_uri the
+    platform's callback page, the same state and PKCE challenge) or "short" (2.1.332: a
+    claude.ai link whose query is `z-<the same PKCE challenge>`). None: a shape lab has not seen."""
+    local = parse_qs(urlsplit(browser_url).query)
+    [challenge] = local["code_challenge"]
+    query = parse_qs(urlsplit(url).query)
+    if (
+        url.startswith("https://claude.com/cai/oauth/authorize?")
+        and query.get("redirect_uri") == [CODE_CALLBACK]
+        and query.get("state") == local["state"]
+        and query.get("code_challenge") == [challenge]
+    ):
+        return "full"
+    if url == f"https://claude.ai/oauth/authorize?z-{challenge}":
+        return "short"
+    return None
 
 
 def no_children_left(spawned) -> None:
@@ -93,33 +119,31 @@ def test_the_code_paste_url_is_captured_and_shown(client, provider, spawned):
     assert response.status_code == 200
     html = response.content.decode().replace("&amp;", "&")
     [url] = re.findall(r'class="auth-url" href="([^"]+)"', html)
-    # compat §11: the printed URL is the code-paste flow (the platform's callback page).
-    query = parse_qs(urlsplit(url).query)
-    assert url.startswith("https://claude.com/cai/oauth/authorize?")
-    assert query["redirect_uri"] == ["https://platform.claude.com/oauth/code/callback"]
     assert f'data-copy="{url}"' in html and 'name="code"' in html
     # compat §11: $BROWSER got the localhost-redirect URL, same state; shown as the alternative.
     [local] = re.findall(r'<details class="auth-alternative">.*?<a href="([^"]+)"', html, re.S)
     local_query = parse_qs(urlsplit(local).query)
     port = urlsplit(local_query["redirect_uri"][0]).port
     assert local_query["redirect_uri"] == [f"http://localhost:{port}/callback"]
-    assert local_query["state"] == query["state"]
+    # compat §11 L3: the printed link is the code-paste flow of this very login.
+    shape = printed_link_shape(url, local)
+    assert shape is not None, f"drift: the printed sign-in link has a shape lab has not seen: {url}"
     assert f"ssh -L {port}:localhost:{port}" in html
     assert spawned.procs[0].poll() is None  # waiting on stdin for the code
 
 
 def test_the_code_reaches_the_cli_and_the_status_flips(client, provider, spawned, proxy):
     assert client.get(STATUS, headers=JSON).json()["status"]["logged_in"] is False
-    url = start(client)["url"]
+    started = start(client)
     login = auth._logins[provider.id]
-    response = client.post(CODE, {"code": f"fake-code-123#{state_of(url)}"}, headers=HX)
+    response = client.post(CODE, {"code": f"fake-code-123#{state_of(started)}"}, headers=HX)
     assert response.status_code == 200, response.content
     assert f"Logged in as <strong>{EMAIL}</strong>" in response.content.decode()
     # compat §11: CODE#STATE is split; the code goes to the token endpoint with the state.
     [token] = proxy.token_requests()
     assert token.body["grant_type"] == "authorization_code"
     assert token.body["code"] == "fake-code-123"
-    assert token.body["state"] == state_of(url)
+    assert token.body["state"] == state_of(started)
     # compat §11: the prompt has no newline, so the success line arrives glued to it (stdout).
     stdout = [line for stream, line in _drain(login) if stream == "stdout"]
     assert "Paste code here if prompted > Login successful." in stdout
@@ -132,8 +156,8 @@ def test_the_code_reaches_the_cli_and_the_status_flips(client, provider, spawned
 
 def test_a_refused_code_gives_the_clis_reason(client, provider, spawned, proxy):
     proxy.behaviour.token_status = 400  # invalid_grant
-    url = start(client)["url"]
-    response = client.post(CODE, {"code": f"stale#{state_of(url)}"}, headers=JSON)
+    started = start(client)
+    response = client.post(CODE, {"code": f"stale#{state_of(started)}"}, headers=JSON)
     assert response.status_code == 400
     assert response.json()["error"] == "invalid_code"
     # compat §11: the CLI's own words, on stderr after `Couldn't log in: `.
@@ -162,8 +186,8 @@ def test_an_unreachable_sign_in_server_gives_a_clear_message(
         }
     else:
         proxy.behaviour.refuse_connect = True
-    url = start(client)["url"]
-    response = client.post(CODE, {"code": f"abc#{state_of(url)}"}, headers=HX)
+    started = start(client)
+    response = client.post(CODE, {"code": f"abc#{state_of(started)}"}, headers=HX)
     assert response.status_code == 502
     html = response.content.decode()
     assert re.search(rf'role="alert">Claude Code could not log in: {reason}</p>', html), html
@@ -173,21 +197,21 @@ def test_an_unreachable_sign_in_server_gives_a_clear_message(
 
 def test_a_login_left_waiting_times_out(client, provider, spawned, monkeypatch):
     monkeypatch.setattr(auth, "PENDING_TTL_S", 1.0)
-    url = start(client)["url"]
+    started = start(client)
     login = auth._logins[provider.id]
     proc = spawned.procs[0]
     proc.wait(timeout=15)  # killed by the watcher: it holds the lock from the expiry to the reap
     with auth._locked(provider.id):
         assert login.state == "expired" and login.reaped
     no_children_left(spawned)
-    response = client.post(CODE, {"code": f"abc#{state_of(url)}"}, headers=JSON)
+    response = client.post(CODE, {"code": f"abc#{state_of(started)}"}, headers=JSON)
     assert response.status_code == 504
     assert response.json()["error"] == "login_timeout"
 
 
 def test_logout_after_a_login(client, provider, spawned):
-    url = start(client)["url"]
-    assert client.post(CODE, {"code": f"c#{state_of(url)}"}).status_code == 200
+    started = start(client)
+    assert client.post(CODE, {"code": f"c#{state_of(started)}"}).status_code == 200
     response = client.post(LOGOUT, headers=HX)
     assert response.status_code == 200
     assert "Not logged in" in response.content.decode()
@@ -204,13 +228,13 @@ def test_logout_kills_a_pending_login(client, provider, spawned):
 
 
 def test_a_second_start_kills_the_first(client, provider, spawned):
-    first_url = start(client)["url"]
-    second_url = start(client)["url"]
+    first_start = start(client)
+    second_start = start(client)
     first, second = spawned.procs
     assert first.returncode is not None and leftovers([first]) == []
     assert second.poll() is None
-    assert state_of(first_url) != state_of(second_url)
-    response = client.post(CODE, {"code": f"c#{state_of(second_url)}"}, headers=JSON)
+    assert state_of(first_start) != state_of(second_start)
+    response = client.post(CODE, {"code": f"c#{state_of(second_start)}"}, headers=JSON)
     assert response.json()["status"]["logged_in"] is True
     no_children_left(spawned)
 
@@ -223,8 +247,12 @@ def test_browser_is_one_program_path_not_split(provider, tmp_path):
     proc = auth._spawn([provider.binary(), "auth", "login"], env)
     try:
         assert proc.stdout is not None
-        while "If the browser didn't open, visit: " not in proc.stdout.readline().decode():
-            pass
+        # The visit mark is printed right after the CLI ran $BROWSER (it would have by now).
+        for raw in iter(proc.stdout.readline, b""):
+            if auth.VISIT_MARK in raw.decode():
+                break
+        else:
+            pytest.fail("the CLI exited without printing the visit mark")
         time.sleep(auth.BROWSER_GRACE_S)
         assert not capture.exists()
     finally:

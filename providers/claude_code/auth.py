@@ -53,7 +53,9 @@ CODE_RE = re.compile(r"[A-Za-z0-9_\-#.~]+")  # compat §11: CODE#STATE, both URL
 
 # compat §11 line formats (verified by compat/tests/test_live_login.py). Success is rc 0,
 # confirmed by `auth status`; the `Login successful.` line is pinned by the live test only.
-VISIT_MARK = "If the browser didn't open, visit: "
+# The link follows the mark on the same line (2.1.328) or on the next one (2.1.332): the first
+# text after the mark, wherever it lands, is the link.
+VISIT_MARK = "If the browser didn't open, visit:"
 FAILURE_MARK = "Couldn't log in: "
 REFUSED_CODE = "That code wasn't accepted"
 
@@ -290,6 +292,7 @@ def _read_start(login: _Login) -> LoginStart:
     deadline = time.monotonic() + URL_TIMEOUT_S
     stderr: list[str] = []
     closed = 0
+    after_mark = False
     while closed < 2:
         try:
             name, line = login.lines.get(timeout=max(0.0, deadline - time.monotonic()))
@@ -299,9 +302,11 @@ def _read_start(login: _Login) -> LoginStart:
             closed += 1
         elif name == "stderr":
             stderr.append(line)
-        elif VISIT_MARK in line:
-            url = _checked_url(line.split(VISIT_MARK, 1)[1].strip())
-            return LoginStart(url=url, alternatives=_alternatives(login))
+        else:
+            if not after_mark and VISIT_MARK in line:
+                after_mark, line = True, line.split(VISIT_MARK, 1)[1]
+            if after_mark and line.strip():
+                return LoginStart(url=_checked_url(line.strip()), alternatives=_alternatives(login))
     detail = _tail("\n".join(stderr).encode()) or "it printed no reason"
     raise LoginFailed(f"The login command ended before it printed a sign-in link: {detail}")
 

@@ -1,6 +1,6 @@
 """The slash-command catalog Claude Code 2.1.328 offers in a worktree (compat §10).
 
-Builtins and bundled skills are pinned tables: lab never scrapes the TUI's menu (DESIGN.md,
+Builtins and bundled skills are pinned tables: lab never scrapes the TUI's menu (docs/architecture.md,
 principle 2); compat/tests/test_live_commands.py re-walks the real autocomplete and proves the
 tables equal it. Custom commands and skills are read from disk the way the CLI reads them:
 the same directories, names, precedence and description fallbacks (each rule cites compat §10).
@@ -95,7 +95,7 @@ BUILTINS: tuple[Pinned, ...] = (
     ),
     Pinned(
         "clear",
-        "Start a new session with empty context; previous session stays on disk (resumable with /resume)",
+        "Start a new session with empty context; loops carry over, and the old one stays in /resume",
         "[name]",
         chat_safe=True,
         why="starts a new transcript, which lab follows by its effect (compat §6)",
@@ -257,7 +257,7 @@ BUILTINS: tuple[Pinned, ...] = (
         "<task>",
         why="the subagent's result comes back into the transcript",
     ),
-    _ui("tasks", "View and manage everything running in the background", why="opens the tasks dialog"),
+    _ui("tasks", "View and manage this session's background work", why="opens the tasks dialog"),
     _ui("terminal-setup", "Set up Shift+Enter for newlines", why="edits the host terminal's configuration"),
     _ui("theme", "Change the theme", why="opens the theme picker"),
     _ui(

@@ -90,7 +90,7 @@ RETURN_VERIFY_S = 3.0
 # compat §6 (mode prefixes): the only prefix that switches the composer's mode ("#", "&" are text).
 SHELL_PREFIX = "!"
 
-# The backstop's intents (DESIGN.md "Dialog answering"): in memory, per tool_use_id, bounded.
+# The backstop's intents (docs/architecture.md, "Dialog answering"): in memory, per tool_use_id, bounded.
 MAX_INTENTS = 100
 MAX_RESOLVED = 1000  # tool_use_ids the transcript shows answered (reconciles the spool)
 MAX_VIEWS = 256  # cached spool views, one per run

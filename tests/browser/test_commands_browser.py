@@ -14,14 +14,14 @@ import pytest
 from playwright.sync_api import expect
 
 from compat.scripted_model import text, when
+from providers.claude_code.commands import BUILTINS
 from tests.browser.conftest import LabServer, RunPage, commit_file, screenshot, start_run
 from tests.browser.test_chat_browser import assert_contiguous, expect_state, open_run, send, transcript
 
 pytestmark = pytest.mark.browser
 
-CLEAR_DESCRIPTION = (
-    "Start a new session with empty context; previous session stays on disk (resumable with /resume)"
-)
+# The pinned table's text (it moves with the CLI version; compat §10), as the page must show it.
+CLEAR_DESCRIPTION = next(p.description for p in BUILTINS if p.name == "clear")
 PROJECT_COMMAND = "browser-hello"
 PROJECT_DESCRIPTION = "Greets the browser suite from the project"
 PROJECT_HINT = "<name>"

@@ -211,10 +211,10 @@ class ClaudeCodeDriver(Driver):
 
     @classmethod
     def transcripts(cls, tmp_path: Path) -> list[Path]:
-        from compat.home import PINNED_VERSION
+        from compat.home import fixture_paths
 
-        # The captured fixtures of the pinned version: an upgrade re-captures them (compat/).
-        return sorted((REPO / "compat" / "fixtures" / "claude-code" / PINNED_VERSION).glob("*.jsonl"))
+        # The captured fixtures of every version: a run started under an older pin stays readable.
+        return fixture_paths()
 
 
 class FakeDriver(Driver):

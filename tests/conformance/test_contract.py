@@ -275,7 +275,7 @@ def test_a_reply_to_an_idle_terminal_is_delivered_as_the_operators_message(drive
 
 @pytest.mark.live
 def test_a_reply_while_working_is_queued_or_refused_as_declared(driver, live):
-    # Best effort by contract (DESIGN.md), so each driver says which its CLI does: queue it
+    # Best effort by contract (docs/architecture.md), so each driver says which its CLI does: queue it
     # (then it must be recorded and answered) or refuse it typed (never lost silently).
     driver.begin_slow_turn(live, seconds=4)
     live.wait(lambda r: r.state == RunState.WORKING, what="working")

@@ -1,4 +1,4 @@
-"""The generic layer without each optional capability (DESIGN.md, "Honest degradation").
+"""The generic layer without each optional capability (docs/architecture.md, principle 4).
 
 Each fake variant in providers/testing.py lacks exactly one protocol. Without LiveSignals the
 chat is transcript-only: no live signal can make a run read `question` or `needs_input`. With

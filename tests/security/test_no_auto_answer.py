@@ -208,8 +208,8 @@ async def test_the_socket_accepts_only_a_hello_and_a_hello_only_reads(fake_provi
 
 
 def test_no_production_code_reads_the_pane():
-    # Never scrape (DESIGN.md §2): without reading the screen lab cannot recognize a trust
-    # dialog, let alone answer it; the worktree is trusted only by the seeded config.
+    # Never scrape (docs/architecture.md, principle 2): without reading the screen lab cannot
+    # recognize a trust dialog, let alone answer it; the worktree is trusted only by the seeded config.
     for path in _production_files():
         rel = path.relative_to(REPO).as_posix()
         if rel == "providers/tmux.py":

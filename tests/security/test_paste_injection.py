@@ -53,7 +53,9 @@ class Shell:
         _wait(marker.exists, what="the marker command")
 
     def screen(self) -> str:
-        return self.tmux.capture(self.name)  # the test watches its own probe (DESIGN.md §2)
+        return self.tmux.capture(
+            self.name
+        )  # the test watches its own probe (docs/architecture.md, principle 2)
 
     def buffers(self) -> str:
         return self.tmux._run("list-buffers", check=False).stdout.decode()

@@ -1,6 +1,7 @@
-"""Write `<name>.expected.json` beside every captured fixture, from the current parser.
+"""Write `<name>.expected.json` beside every captured fixture (every CLI version's), from the
+current parser.
 
-    .venv/bin/python -m providers.claude_code.tests.regen_expected [NAME ...]
+    .venv/bin/python -m providers.claude_code.tests.regen_expected [NAME | VERSION/NAME ...]
 
 Read every regenerated file against its raw fixture before accepting it: the expectations pin
 what the parser does, so they are only as right as the review.
@@ -16,14 +17,11 @@ from typing import Any
 
 import orjson
 
+from compat.home import fixture_paths
 from providers.claude_code.transcript import read_transcript
 from providers.schema import Cursor, Dialog, Message, TranscriptRead
 
-FIXTURES = Path(__file__).resolve().parents[3] / "compat" / "fixtures" / "claude-code" / "2.1.328"
-
-
-def fixture_paths() -> list[Path]:
-    return sorted(FIXTURES.glob("*.jsonl"))
+__all__ = ["expected_path", "fixture_id", "fixture_paths", "observed"]
 
 
 def _message(message: Message) -> dict[str, Any]:
@@ -108,13 +106,18 @@ def _line_by_line(path: Path) -> Iterator[TranscriptRead]:
             yield result
 
 
+def fixture_id(path: Path) -> str:
+    """``<version>/<event>__<variant>``: the same scenario is captured once per CLI version."""
+    return f"{path.parent.name}/{path.stem}"
+
+
 def expected_path(path: Path) -> Path:
     return path.with_name(path.stem + ".expected.json")
 
 
 def main(names: list[str]) -> None:
     for path in fixture_paths():
-        if names and path.stem not in names:
+        if names and path.stem not in names and fixture_id(path) not in names:
             continue
         out = expected_path(path)
         out.write_bytes(orjson.dumps(observed(path), option=orjson.OPT_INDENT_2) + b"\n")

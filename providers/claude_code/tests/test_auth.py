@@ -28,6 +28,8 @@ LOCAL_URL = (
     "https://claude.com/cai/oauth/authorize?code=true&client_id=c&response_type=code"
     "&redirect_uri=http%3A%2F%2Flocalhost%3A4321%2Fcallback&state=S"
 )
+# 2.1.332 prints a short code-paste link (its query is the PKCE challenge), on the next line.
+SHORT_URL = "https://claude.ai/oauth/authorize?z-Grg7n4NOqNp8U0sWmX8hprTkHV38Pg2pTqm42V2_J8Y"
 
 # A stand-in for `claude auth ...`; FAKE_MODE picks the behaviour. The lines are compat §11's.
 FAKE_CLI = f"""#!{sys.executable}
@@ -56,7 +58,19 @@ if mode == "crash":
 print("Opening browser to sign in\\u2026", flush=True)
 if mode != "no-browser":
     subprocess.run([os.environ["BROWSER"], {LOCAL_URL!r}])
-print("If the browser didn't open, visit: " + {CODE_URL!r}, flush=True)
+if mode == "next-line":  # 2.1.332: the mark ends its line, the (short) link is on the next
+    print("If the browser didn't open, visit:", flush=True)
+    time.sleep(0.2)
+    print({SHORT_URL!r}, flush=True)
+elif mode == "blank-then-link":
+    print("If the browser didn't open, visit:", flush=True)
+    print("", flush=True)
+    print("  " + {SHORT_URL!r}, flush=True)
+elif mode == "next-line-junk":
+    print("If the browser didn't open, visit:", flush=True)
+    print("javascript:alert(1)", flush=True)
+else:
+    print("If the browser didn't open, visit: " + {CODE_URL!r}, flush=True)
 sys.stdout.write("Paste code here if prompted > ")
 sys.stdout.flush()
 line = sys.stdin.readline()
@@ -118,6 +132,22 @@ def test_start_returns_the_code_paste_url_and_the_localhost_alternative(provider
     assert url == LOCAL_URL
     assert "ssh -L 4321:localhost:4321" in instructions
     assert spawned.procs[0].poll() is None  # it waits for the code
+
+
+@pytest.mark.parametrize("layout", ["next-line", "blank-then-link"])
+def test_the_link_is_found_on_whichever_line_follows_the_mark(provider, spawned, settings, layout):
+    # compat §11: 2.1.328 prints the link after the mark on its line, 2.1.332 on the next line.
+    mode(settings, layout)
+    start = auth.login_start(provider)
+    assert start.url == SHORT_URL
+    [(_, url)] = start.alternatives
+    assert url == LOCAL_URL
+
+
+def test_a_line_after_the_mark_that_is_not_a_link_is_refused(provider, spawned, settings):
+    mode(settings, "next-line-junk")
+    with pytest.raises(LoginFailed, match="does not recognise"):
+        auth.login_start(provider)
 
 
 def test_without_a_browser_url_there_is_no_alternative(provider, spawned, settings, monkeypatch):

@@ -1,5 +1,6 @@
-"""The captured 2.1.328 fixtures (compat/fixtures/claude-code/2.1.328/<event>__<variant>.jsonl)
-read as their reviewed `<name>.expected.json` says, whole and line by line."""
+"""The captured fixtures of every CLI version (compat/fixtures/claude-code/<version>/
+<event>__<variant>.jsonl) read as their reviewed `<name>.expected.json` says, whole and line by
+line: a run started under an older pin stays readable after an upgrade."""
 
 from __future__ import annotations
 
@@ -9,29 +10,30 @@ from pathlib import Path
 import orjson
 import pytest
 
+from compat.home import FIXTURES_ROOT, PINNED_VERSION, fixture_versions
 from providers.claude_code import transcript
 from providers.claude_code.dialogs import Intent, intent_for
-from providers.claude_code.tests import regen_expected
-from providers.claude_code.tests.regen_expected import expected_path, fixture_paths, observed
+from providers.claude_code.tests.regen_expected import expected_path, fixture_id, fixture_paths, observed
 from providers.claude_code.transcript import read_transcript
 from providers.schema import Answer, Cursor, Dialog, DialogKind, MessageKind, RunState
 
 FIXTURES = fixture_paths()
+VERSIONS = fixture_versions()
 
 
 def _ids(paths: list[Path]) -> list[str]:
-    return [p.stem for p in paths]
+    return [fixture_id(p) for p in paths]
 
 
 def test_every_reviewed_expectation_has_its_capture() -> None:
     # The tests below are parametrized over the captures on disk: a capture gone missing (or a
     # wrong directory) would take its tests with it, silently. Its expectation stays: fail.
-    assert FIXTURES, f"no captured fixtures in {regen_expected.FIXTURES}"
-    captured = {p.stem for p in FIXTURES}
+    assert FIXTURES, f"no captured fixtures in {FIXTURES_ROOT}"
+    captured = {fixture_id(p) for p in FIXTURES}
     orphans = sorted(
-        p.name
-        for p in regen_expected.FIXTURES.glob("*.expected.json")
-        if p.name.removesuffix(".expected.json") not in captured
+        f"{p.parent.name}/{p.name}"
+        for p in FIXTURES_ROOT.glob("*/*.expected.json")
+        if f"{p.parent.name}/{p.name.removesuffix('.expected.json')}" not in captured
     )
     assert orphans == [], f"expectations without their capture: {orphans}"
 
@@ -75,11 +77,19 @@ def test_the_cheap_skip_only_skips_bookkeeping(fixture: Path) -> None:
             assert skipped, raw[:120]
 
 
-def _fixture(name: str) -> Path:
+def test_every_version_ever_pinned_keeps_every_scenario() -> None:
+    # Runs started under 2.1.328 stay readable after the upgrade: its captures are kept, and
+    # every version has the same scenarios, so each reader test runs on each version.
+    assert {"2.1.328", PINNED_VERSION} <= set(VERSIONS)
+    scenarios = {v: sorted(p.stem for p in FIXTURES if p.parent.name == v) for v in VERSIONS}
+    assert all(names == scenarios[PINNED_VERSION] for names in scenarios.values()), scenarios
+
+
+def _fixture(name: str, version: str) -> Path:
     # A missing capture fails: a skip here once hid about ten tests behind one absent file.
-    path = next((p for p in FIXTURES if p.stem == name), None)
+    path = next((p for p in FIXTURES if fixture_id(p) == f"{version}/{name}"), None)
     if path is None:
-        pytest.fail(f"the captured fixture {name}.jsonl is missing: python -m compat.capture_fixtures")
+        pytest.fail(f"fixture {version}/{name} was not captured: every version needs every scenario")
     return path
 
 
@@ -97,8 +107,9 @@ def _prefix_through_tool_use(fixture: Path, tool_name: str, tmp_path: Path) -> P
     return out
 
 
-def test_a_live_question_is_pending_until_answered(tmp_path: Path) -> None:
-    fixture = _fixture("askuserquestion__single_option")
+@pytest.mark.parametrize("version", VERSIONS)
+def test_a_live_question_is_pending_until_answered(version: str, tmp_path: Path) -> None:
+    fixture = _fixture("askuserquestion__single_option", version)
     asked = read_transcript(str(_prefix_through_tool_use(fixture, "AskUserQuestion", tmp_path)), Cursor())
     dialog = asked.dialog
     assert dialog is not None and dialog.questions is None
@@ -108,9 +119,10 @@ def test_a_live_question_is_pending_until_answered(tmp_path: Path) -> None:
     assert read_transcript(str(fixture), Cursor()).dialog is None
 
 
+@pytest.mark.parametrize("version", VERSIONS)
 @pytest.mark.parametrize(("label", "warns"), [("Green", False), ("Red", True)])
-def test_the_backstop_on_a_live_answer(label: str, warns: bool) -> None:
-    fixture = _fixture("askuserquestion__single_option")
+def test_the_backstop_on_a_live_answer(label: str, warns: bool, version: str) -> None:
+    fixture = _fixture("askuserquestion__single_option", version)
     whole = read_transcript(str(fixture), Cursor())
     tool_use_id = next(m.native_id for m in whole.messages if m.tool_name == "AskUserQuestion")
     intent = Intent(tool_use_id, DialogKind.QUESTION, answers=(("Which color do you prefer?", label),))
@@ -130,10 +142,10 @@ PLAN_OUTCOMES = [
 ]
 
 
+@pytest.mark.parametrize("version", VERSIONS)
 @pytest.mark.parametrize(("name", "choice", "feedback"), PLAN_OUTCOMES)
-def test_the_plan_backstop_on_live_outcomes(name: str, choice: int, feedback: str) -> None:
-
-    fixture = _fixture(name)
+def test_the_plan_backstop_on_live_outcomes(name: str, choice: int, feedback: str, version: str) -> None:
+    fixture = _fixture(name, version)
     whole = read_transcript(str(fixture), Cursor())
     tool_use_id = next(m.native_id for m in whole.messages if m.tool_name == "ExitPlanMode")
 
@@ -153,10 +165,11 @@ def test_the_plan_backstop_on_live_outcomes(name: str, choice: int, feedback: st
         assert "auto mode" in warning
 
 
+@pytest.mark.parametrize("version", VERSIONS)
 @pytest.mark.parametrize("name", ["command__project_cmd", "command__skill"])
-def test_a_project_command_is_idle_until_its_expansion(name: str, tmp_path: Path) -> None:
+def test_a_project_command_is_idle_until_its_expansion(name: str, version: str, tmp_path: Path) -> None:
     # compat §6: the echo alone keeps the run idle; the isMeta turnCompanion expansion starts it.
-    fixture = _fixture(name)
+    fixture = _fixture(name, version)
     growing = tmp_path / fixture.name
     states: list[tuple[str, RunState]] = []
     for raw in fixture.read_bytes().splitlines(keepends=True):

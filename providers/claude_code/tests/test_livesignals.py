@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from compat.home import fixtures_dir
 from providers.claude_code.livesignals import fold, sweepable
 from providers.claude_code.spool import spool_events
 from providers.schema import DialogKind, RunHandle, RunState
@@ -320,7 +321,7 @@ def test_setup_returns_the_hook_settings(provider, spool):
     assert {"PreToolUse", "PostToolUse", "PermissionRequest", "Notification"} <= set(hooks)
 
 
-FIXTURES = Path(__file__).resolve().parents[3] / "compat" / "fixtures" / "claude-code" / "2.1.328"
+FIXTURES = fixtures_dir()
 
 
 def test_the_adapter_arms_the_backstop_with_its_intents(provider):
