@@ -1,4 +1,4 @@
-"""Live: what a reply does to the real 2.1.328 TUI, and what lab says about it (COMPAT §6).
+"""Live: what a reply does to the real pinned TUI, and what lab says about it (COMPAT §6).
 
 Each case goes through ClaudeCodeProvider.reply, the production path, and is judged on what the
 CLI recorded (transcript lines, hook spool, files the agent's shell touched): a reply that lands
@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from compat.home import installed_version
 from compat.adapter import AdapterRun, spawn_adapter_run
 from compat.scripted_model import text, tool_use, when
 from providers.claude_code import provider as claude_provider
@@ -223,7 +224,7 @@ def test_the_classic_renderer_takes_replies(scripted_model, claude_home, spawn):
     itself (fullscreenAutoDisabled), which never turns on mouse tracking."""
     state_file = claude_home.home / ".claude.json"
     state = json.loads(state_file.read_text())
-    state["fullscreenAutoDisabled"] = {"version": "2.1.328", "at": int(time.time() * 1000)}
+    state["fullscreenAutoDisabled"] = {"version": installed_version(), "at": int(time.time() * 1000)}
     state_file.write_text(json.dumps(state))
     scripted_model.script.add(text("Classic hello."))
     run = spawn()

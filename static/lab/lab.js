@@ -85,12 +85,18 @@
   // panel (and the #dialog inside it) usually lands first, and the response's target is then
   // detached: its events never reach document. So the target itself carries the listener that
   // moves the swap into the live #dialog (or the note would be swapped where nobody sees it).
+  // But never over the next dialog: when the agent already asks again, the answer's note is old
+  // news and the new form stays.
   document.addEventListener("htmx:beforeRequest", function (evt) {
     const target = evt.detail.target;
     if (!target || target.id !== "dialog") return;
+    const sent = evt.detail.elt && evt.detail.elt.querySelector && evt.detail.elt.querySelector('input[name="tool_use_id"]');
+    const answered = sent ? sent.value : "";
     target.addEventListener("htmx:beforeSwap", function (swap) {
       if (target.isConnected) return;  // attached: document's listeners see it as usual
       const live = document.getElementById("dialog");
+      const asking = live && live.querySelector('input[name="tool_use_id"]');
+      if (asking && asking.value !== answered) { swap.detail.shouldSwap = false; return; }
       if (live) swap.detail.target = live;
       swapErrorsToo(swap);
     }, { once: true });
