@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from compat.home import installed_version
 from compat.adapter import AdapterRun, spawn_adapter_run
+from compat.home import installed_version
 from compat.scripted_model import text, tool_use, when
 from providers.claude_code import provider as claude_provider
 from providers.claude_code.provider import records_prompt
