@@ -95,9 +95,9 @@ def test_a_long_turn_says_how_long_it_has_been_working(
     page: Any, shapes_run: RunPage, lab_server: LabServer
 ) -> None:
     words = [f"slowword{i}" for i in range(8)]
-    lab_server.model.script.add(when("SHAPES-SLOW", slow_text(words, 1.0)))
+    lab_server.model.script.add(when("SHAPES-LONGTURN", slow_text(words, 1.0)))
     _open(page, shapes_run)
-    _send(page, "SHAPES-SLOW please")
+    _send(page, "SHAPES-LONGTURN please")
     activity = page.locator("#panel .activity")
     expect(activity).to_have_text(re.compile(r"^Working for [0-9] s$"))
     # The page counts on between transcript writes (none come while the reply streams).
