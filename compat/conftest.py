@@ -10,9 +10,11 @@ from typing import Any
 
 import pytest
 
+from compat.adapter import AdapterRun, spawn_adapter_run
 from compat.home import prepare_home
 from compat.live import LiveTUI
 from compat.scripted_model import Script, ScriptedModel
+from providers.tmux import Tmux
 
 
 def _git(wt: Path, *args: str) -> None:
@@ -81,3 +83,21 @@ def live_tui(claude_home: ClaudeHome) -> Iterator[Any]:
     finally:
         for tui in started:
             tui.kill()
+
+
+@pytest.fixture
+def adapter_settings(settings: Any, claude_home: ClaudeHome) -> Any:
+    """Point the adapter at the private HOME and the scripted model, as a deployment would
+    through LAB_AGENT_HOME and LAB_AGENT_ENV."""
+    env = {k: v for k, v in claude_home.env.items() if k not in ("HOME", "PATH", "TERM", "LANG")}
+    settings.LAB_AGENT_HOME = str(claude_home.home)
+    settings.LAB_AGENT_ENV = env
+    return settings
+
+
+@pytest.fixture
+def live_run(adapter_settings: Any, claude_home: ClaudeHome, tmp_path: Path) -> Iterator[AdapterRun]:
+    """The real TUI started through the production adapter (manual permission mode)."""
+    run = spawn_adapter_run(tmp_path, claude_home.worktree)
+    yield run
+    Tmux(run.handle.tmux_socket).kill_server()

@@ -9,30 +9,12 @@ from __future__ import annotations
 
 import pytest
 
-from compat.adapter import spawn_adapter_run
 from compat.scripted_model import slow_text, text, when
 from providers.errors import SessionGone
 from providers.schema import MessageKind, RunState
 from providers.tmux import Tmux
 
 pytestmark = pytest.mark.live
-
-
-@pytest.fixture
-def adapter_settings(settings, claude_home):
-    """Point the adapter at the private HOME and the scripted model, as a deployment would
-    through LAB_AGENT_HOME and LAB_AGENT_ENV."""
-    env = {k: v for k, v in claude_home.env.items() if k not in ("HOME", "PATH", "TERM", "LANG")}
-    settings.LAB_AGENT_HOME = str(claude_home.home)
-    settings.LAB_AGENT_ENV = env
-    return settings
-
-
-@pytest.fixture
-def live_run(adapter_settings, claude_home, tmp_path):
-    run = spawn_adapter_run(tmp_path, claude_home.worktree)
-    yield run
-    Tmux(run.handle.tmux_socket).kill_server()
 
 
 def _idle_after(run, text_):

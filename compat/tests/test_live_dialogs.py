@@ -27,14 +27,6 @@ pytestmark = pytest.mark.live
 COLOR = "Which color do you prefer?"
 
 
-@pytest.fixture
-def adapter_settings(settings, claude_home):
-    env = {k: v for k, v in claude_home.env.items() if k not in ("HOME", "PATH", "TERM", "LANG")}
-    settings.LAB_AGENT_HOME = str(claude_home.home)
-    settings.LAB_AGENT_ENV = env
-    return settings
-
-
 def _spawn(tmp_path, claude_home, mode: str) -> AdapterRun:
     return spawn_adapter_run(tmp_path, claude_home.worktree, {"permission_mode": mode})
 

@@ -27,14 +27,6 @@ pytestmark = pytest.mark.live
 
 
 @pytest.fixture
-def adapter_settings(settings, claude_home):
-    env = {k: v for k, v in claude_home.env.items() if k not in ("HOME", "PATH", "TERM", "LANG")}
-    settings.LAB_AGENT_HOME = str(claude_home.home)
-    settings.LAB_AGENT_ENV = env
-    return settings
-
-
-@pytest.fixture
 def spawn(adapter_settings, claude_home, tmp_path):
     started: list[AdapterRun] = []
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from compat.adapter import AdapterRun, spawn_adapter_run
+from compat.adapter import AdapterRun
 from compat.scripted_model import (
     api_error,
     context_full,
@@ -22,27 +22,11 @@ from compat.scripted_model import (
     when,
 )
 from providers.schema import Cursor, MessageKind, RunState
-from providers.tmux import Tmux
 
 pytestmark = pytest.mark.live
 
 K = MessageKind
 AGENT_TASK = "LIVE-SUBTASK: read README.md and summarize it"
-
-
-@pytest.fixture
-def adapter_settings(settings, claude_home):
-    env = {k: v for k, v in claude_home.env.items() if k not in ("HOME", "PATH", "TERM", "LANG")}
-    settings.LAB_AGENT_HOME = str(claude_home.home)
-    settings.LAB_AGENT_ENV = env
-    return settings
-
-
-@pytest.fixture
-def live_run(adapter_settings, claude_home, tmp_path):
-    run = spawn_adapter_run(tmp_path, claude_home.worktree)
-    yield run
-    Tmux(run.handle.tmux_socket).kill_server()
 
 
 def _idle_after(run: AdapterRun, kind: MessageKind, needle: str) -> bool:
