@@ -492,28 +492,16 @@ class _Reader:
         self.settle(RunState.WORKING, stamp)
         pending = self.pending.pop(tool_use_id, None)
         intent = self.intents.get(tool_use_id) if self.intents and tool_use_id else None
+        problem = ""
         if intent is not None and intent.kind == DialogKind.APPROVAL:
             problem = _approval_backstop(intent, block, e)
-            if problem:
-                self.emit(
-                    MessageKind.LIFECYCLE,
-                    problem,
-                    timestamp=stamp,
-                    native_id=f"{tool_use_id}:backstop",
-                    is_error=True,
-                )
         elif pending is not None and intent is not None:
             problem = _backstop(intent, pending, e, is_error)
             if not problem and intent.plan_mode and not is_error and isinstance(e.get("toolUseResult"), dict):
                 self.mode_check = (tool_use_id, intent.plan_mode)
-            if problem:
-                self.emit(
-                    MessageKind.LIFECYCLE,
-                    problem,
-                    timestamp=stamp,
-                    native_id=f"{tool_use_id}:backstop",
-                    is_error=True,
-                )
+        if problem:
+            backstop_id = f"{tool_use_id}:backstop"
+            self.emit(MessageKind.LIFECYCLE, problem, timestamp=stamp, native_id=backstop_id, is_error=True)
 
     def tool_name(self, tool_use_id: str) -> str:
         for known_id, name in reversed(self.tool_names):
