@@ -27,10 +27,7 @@ pytestmark = pytest.mark.live
 
 
 @pytest.fixture
-def manual_run(settings, claude_home, tmp_path):
-    env = {k: v for k, v in claude_home.env.items() if k not in ("HOME", "PATH", "TERM", "LANG")}
-    settings.LAB_AGENT_HOME = str(claude_home.home)
-    settings.LAB_AGENT_ENV = env
+def manual_run(adapter_settings, claude_home, tmp_path):
     run = _spawn(tmp_path, claude_home, "default")
     yield run
     Tmux(run.handle.tmux_socket).kill_server()

@@ -10,7 +10,6 @@ import re
 import pytest
 
 from providers.testing import fake_append
-from providers.tmux import Tmux
 from runs.live import FRAME_MAX_BYTES
 from tests.reliability.support import PASSWORD, WS, Lab
 from tests.security.support import seqs
@@ -28,15 +27,6 @@ print(json.dumps({"pk": run.pk, "path": run.transcript_path}))
 # page should never be asked to take in one frame either.
 ONE_MIB = 1024 * 1024
 CURSOR_RE = re.compile(r'id="cursor"[^>]*data-seq="(-?\d+)"')
-
-
-@pytest.fixture
-def lab(tmp_path):
-    lab = Lab(tmp_path)
-    lab.manage("migrate", "-v0")
-    yield lab
-    lab.kill()
-    Tmux(lab.socket_name).kill_server()
 
 
 def _cursor_at(seq: int):

@@ -39,15 +39,6 @@ def _sessions(lab: Lab) -> set[str]:
         return {s for (s,) in db.execute("SELECT tmux_session FROM runs_run")}
 
 
-@pytest.fixture
-def lab(tmp_path):
-    lab = Lab(tmp_path)
-    lab.manage("migrate", "-v0")
-    yield lab
-    lab.kill()
-    Tmux(lab.socket_name).kill_server()
-
-
 def test_a_sigkilled_lab_restarts_reattaching_live_runs_and_ending_gone_ones(lab, git_repo):
     runs = lab.python(SETUP, str(git_repo), PASSWORD)
     tmux = Tmux(lab.socket_name)
