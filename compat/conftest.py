@@ -101,3 +101,11 @@ def live_run(adapter_settings: Any, claude_home: ClaudeHome, tmp_path: Path) -> 
     run = spawn_adapter_run(tmp_path, claude_home.worktree)
     yield run
     Tmux(run.handle.tmux_socket).kill_server()
+
+
+@pytest.fixture
+def manual_run(adapter_settings: Any, claude_home: ClaudeHome, tmp_path: Path) -> Iterator[AdapterRun]:
+    """The real TUI in "ask before each action" mode: tool permissions are prompted."""
+    run = spawn_adapter_run(tmp_path, claude_home.worktree, {"permission_mode": "default"})
+    yield run
+    Tmux(run.handle.tmux_socket).kill_server()

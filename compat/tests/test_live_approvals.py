@@ -16,21 +16,12 @@ from typing import Any
 
 import pytest
 
-from compat.adapter import AdapterRun
+from compat.adapter import AdapterRun, backstop_warnings, recorded
 from compat.scripted_model import text, tool_use, when
-from compat.tests.test_live_dialogs import _spawn, backstop_warnings, recorded
 from providers.claude_code.spool import spool_events
 from providers.schema import Answer, Dialog, DialogKind, MessageKind, RunState
-from providers.tmux import Tmux
 
 pytestmark = pytest.mark.live
-
-
-@pytest.fixture
-def manual_run(adapter_settings, claude_home, tmp_path):
-    run = _spawn(tmp_path, claude_home, "default")
-    yield run
-    Tmux(run.handle.tmux_socket).kill_server()
 
 
 def raise_approval(run: AdapterRun, prompt: str, timeout: float = 60.0) -> Dialog:

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from compat.adapter import AdapterRun, spawn_adapter_run
+from compat.adapter import AdapterRun, backstop_warnings, recorded, spawn_adapter_run
 from compat.scripted_model import ask_user_question, plan_turns, text, tool_use, when
 from providers.claude_code import recipes
 from providers.claude_code.recipes import Recipe, key
@@ -29,13 +29,6 @@ COLOR = "Which color do you prefer?"
 
 def _spawn(tmp_path, claude_home, mode: str) -> AdapterRun:
     return spawn_adapter_run(tmp_path, claude_home.worktree, {"permission_mode": mode})
-
-
-@pytest.fixture
-def manual_run(adapter_settings, claude_home, tmp_path):
-    run = _spawn(tmp_path, claude_home, "default")
-    yield run
-    Tmux(run.handle.tmux_socket).kill_server()
 
 
 @pytest.fixture
@@ -60,39 +53,12 @@ def raise_dialog(run: AdapterRun, prompt: str, timeout: float = 60.0) -> tuple[D
     raise AssertionError(f"no dialog appeared: {run.messages[-6:]!r}\n{run.pane()}")
 
 
-def recorded(run: AdapterRun, tool_use_id: str, timeout: float = 30.0) -> dict[str, Any]:
-    """The transcript's user entry carrying the tool_result for `tool_use_id`."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        path = run.provider.locate_transcript(run.handle)
-        try:
-            with open(path, "rb") as f:
-                lines = f.read().splitlines()
-        except FileNotFoundError:
-            lines = []
-        for raw in lines:
-            if tool_use_id.encode() not in raw or b'"tool_result"' not in raw:
-                continue
-            entry = json.loads(raw)
-            content = entry.get("message", {}).get("content")
-            blocks = content if entry.get("type") == "user" and isinstance(content, list) else []
-            if any(b.get("tool_use_id") == tool_use_id for b in blocks if isinstance(b, dict)):
-                return entry
-        time.sleep(0.1)
-    raise AssertionError(f"no tool_result for {tool_use_id}:\n{run.pane()}")
-
-
 def answer(run: AdapterRun, prompt: str, answers: list[Answer]) -> tuple[Dialog, dict[str, Any], float]:
     dialog, _channel = raise_dialog(run, prompt)
     started = time.monotonic()
     run.provider.answer_dialog(run.handle, dialog, answers)
     elapsed = time.monotonic() - started
     return dialog, recorded(run, dialog.tool_use_id), elapsed
-
-
-def backstop_warnings(run: AdapterRun, tool_use_id: str) -> list[str]:
-    run.refresh()
-    return [m.text for m in run.messages if m.native_id == f"{tool_use_id}:backstop"]
 
 
 def settle_turn(run: AdapterRun, after: str) -> None:
