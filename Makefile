@@ -74,12 +74,15 @@ login-link: setup
 bench: setup
 	$(PY) -m bench
 
-# What a Claude Code version breaks, before the pin moves: installs VERSION (x.y.z or latest)
-# into var/compat-check/<version>/ (never the pin or node_modules), runs the live suite on it and
+# What a CLI version breaks, before the pin moves: installs VERSION (x.y.z or latest) of
+# PROVIDER's CLI (its package under compat/, claude_code by default) into
+# var/compat-check/<package>/<version>/ (never the pin or node_modules), runs its live suite on it and
 # prints COMPAT section -> pass/fail. PYTEST_ARGS narrows it (e.g. PYTEST_ARGS="-k login").
+PROVIDER ?= claude_code
 compat-check: system $(PYDEPS)
-	@test -n "$(VERSION)" || { echo "usage: make compat-check VERSION=<x.y.z|latest>" >&2; exit 2; }
-	$(PY) -m compat.check $(VERSION) -- $(PYTEST_ARGS)
+	@test -n "$(VERSION)" || { echo "usage: make compat-check VERSION=<x.y.z|latest> [PROVIDER=<package>]" >&2; exit 2; }
+	@test -f "compat/$(PROVIDER)/check.py" || { echo "compat/$(PROVIDER)/check.py does not exist" >&2; exit 2; }
+	$(PY) -m compat.$(PROVIDER).check $(VERSION) -- $(PYTEST_ARGS)
 
 clean:
 	rm -rf $(VENV) node_modules

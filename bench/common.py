@@ -28,7 +28,7 @@ import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
-from compat.home import fixtures_dir
+from compat.claude_code.home import fixtures_dir
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = fixtures_dir()  # the pinned version's captures

@@ -1,111 +1,19 @@
-"""Pytest fixtures for live tests against the real Claude Code TUI (offline, scripted model)."""
+"""Fixtures every provider's compat tests share (pytest applies this file to each compat/<pkg>/).
+
+A provider's own fixtures (its scripted model, its private HOME) live in compat/<pkg>/conftest.py,
+so two providers may use the same fixture names without meeting.
+"""
 
 from __future__ import annotations
 
-import subprocess
-import uuid
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from compat.adapter import AdapterRun, spawn_adapter_run
-from compat.home import prepare_home
-from compat.live import LiveTUI
-from compat.scripted_model import Script, ScriptedModel
-from providers.tmux import Tmux
-
-
-def _git(wt: Path, *args: str) -> None:
-    subprocess.run(
-        ["git", "-c", "user.name=lab-test", "-c", "user.email=lab-test@example.invalid", *args],
-        cwd=wt,
-        check=True,
-        capture_output=True,
-    )
-
-
-def make_worktree(path: Path) -> Path:
-    """A fresh git repository with one commit."""
-    path.mkdir(parents=True, exist_ok=True)
-    _git(path, "init", "-q", "-b", "main")
-    (path / "README.md").write_text("# scratch worktree for live tests\n")
-    _git(path, "add", "README.md")
-    _git(path, "commit", "-q", "-m", "initial commit")
-    return path
+from compat.live import make_worktree
 
 
 @pytest.fixture
-def scripted_model(tmp_path: Path) -> Iterator[ScriptedModel]:
-    """A scripted model on a free loopback port; set ``scripted_model.script`` or ``.script.add(...)``."""
-    m = ScriptedModel(Script(), log_path=str(tmp_path / "requests.jsonl")).start()
-    try:
-        yield m
-    finally:
-        m.stop()
-
-
-class ClaudeHome:
-    def __init__(self, home: Path, worktree: Path, env: dict[str, str]) -> None:
-        self.home, self.worktree, self.env = home, worktree, env
-
-
-@pytest.fixture
-def claude_home(tmp_path: Path, scripted_model: ScriptedModel) -> ClaudeHome:
-    """A private HOME prepared for offline start + a fresh worktree (git repo, one commit)."""
-    home = tmp_path / "home"
-    wt = make_worktree(tmp_path / "wt")
-    # A key of its own: a test can look for exactly this value in every process on the machine.
-    key = f"sk-ant-test-{uuid.uuid4().hex}"
-    env = prepare_home(home, wt, api_key=key, base_url=scripted_model.url)
-    return ClaudeHome(home, wt, env)
-
-
-@pytest.fixture
-def live_tui(claude_home: ClaudeHome) -> Iterator[Any]:
-    """Factory: ``tui = live_tui("--permission-mode", "manual")`` -> started + ready LiveTUI.
-
-    Every tmux server started through it is killed at teardown, pass or fail.
-    """
-    started: list[LiveTUI] = []
-
-    def start(*extra: str, ready: bool = True) -> LiveTUI:
-        tui = LiveTUI(claude_home.env, claude_home.worktree)
-        started.append(tui)
-        tui.start(*extra)
-        if ready:
-            tui.wait_ready()
-        return tui
-
-    try:
-        yield start
-    finally:
-        for tui in started:
-            tui.kill()
-
-
-@pytest.fixture
-def adapter_settings(settings: Any, claude_home: ClaudeHome) -> Any:
-    """Point the adapter at the private HOME and the scripted model, as a deployment would
-    through LAB_AGENT_HOME and LAB_AGENT_ENV."""
-    env = {k: v for k, v in claude_home.env.items() if k not in ("HOME", "PATH", "TERM", "LANG")}
-    settings.LAB_AGENT_HOME = str(claude_home.home)
-    settings.LAB_AGENT_ENV = env
-    return settings
-
-
-@pytest.fixture
-def live_run(adapter_settings: Any, claude_home: ClaudeHome, tmp_path: Path) -> Iterator[AdapterRun]:
-    """The real TUI started through the production adapter (manual permission mode)."""
-    run = spawn_adapter_run(tmp_path, claude_home.worktree)
-    yield run
-    Tmux(run.handle.tmux_socket).kill_server()
-
-
-@pytest.fixture
-def manual_run(adapter_settings: Any, claude_home: ClaudeHome, tmp_path: Path) -> Iterator[AdapterRun]:
-    """The real TUI in "ask before each action" mode: tool permissions are prompted."""
-    run = spawn_adapter_run(tmp_path, claude_home.worktree, {"permission_mode": "default"})
-    yield run
-    Tmux(run.handle.tmux_socket).kill_server()
+def git_worktree(tmp_path: Path) -> Path:
+    """A fresh git repository with one commit, for a CLI to start in."""
+    return make_worktree(tmp_path / "git-worktree")

@@ -1,7 +1,10 @@
-"""Live-test harness: the real Claude Code TUI in tmux on a private socket.
+"""Live-test harness shared by every provider: a real agent CLI's TUI in tmux on a private socket.
 
 The harness may read its own probe's pane (``pane()``/``wait_pane()``) to know when the TUI is
 up or a picker is drawn; production code never does (docs/architecture.md, principle 2).
+
+A provider subclasses LiveTUI in ``compat/<pkg>/live.py``: its ``ready_re`` (what its composer
+footer looks like), the argv it starts with, and where its transcript is written.
 """
 
 from __future__ import annotations
@@ -15,15 +18,9 @@ import subprocess
 import tempfile
 import time
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
-
-from compat.home import claude_binary, project_dir_name
-
-# Footer text that means the composer is up (auto/plan/accept-edits modes show the first,
-# manual mode shows "⏸ manual mode on · ? for shortcuts").
-READY_RE = re.compile(r"shift\+tab to cycle|\? for shortcuts")
 
 
 def _alive(pid: int) -> bool:
@@ -40,24 +37,27 @@ class LiveTUIError(RuntimeError):
 
 
 class LiveTUI:
-    """One ``claude`` TUI in a tmux session on its own socket (``tmux -L labtest-<hex>``)."""
+    """One CLI's TUI in a tmux session on its own socket (``tmux -L labtest-<hex>``)."""
+
+    # What the pane shows once the composer is up; each provider's subclass sets its own.
+    ready_re: re.Pattern[str] = re.compile(r"(?!)")
 
     def __init__(
         self,
         env: dict[str, str],
         cwd: Path,
         *,
+        binary: Path,
         session_id: str | None = None,
         width: int = 120,
         height: int = 45,
-        binary: Path | None = None,
     ) -> None:
         self.env = dict(env)
         self.cwd = Path(cwd)
         self.home = Path(env["HOME"])
         self.session_id = session_id or str(uuid.uuid4())
         self.width, self.height = width, height
-        self.binary = Path(binary) if binary else claude_binary()
+        self.binary = Path(binary)
         self.socket = f"labtest-{uuid.uuid4().hex[:10]}"
         self.target = "probe:0.0"
         self.started_at: float | None = None
@@ -77,14 +77,12 @@ class LiveTUI:
             raise LiveTUIError(f"tmux {' '.join(args)} failed: {cp.stderr.strip()}")
         return cp
 
-    def start(self, *extra: str, session_id_arg: bool = True) -> LiveTUI:
+    def start(self, *extra: str) -> LiveTUI:
+        """Start ``binary *extra`` in the tmux session (never through a shell)."""
         fd, self._conf = tempfile.mkstemp(prefix="labtest-tmux-", suffix=".conf")
         with os.fdopen(fd, "w") as f:
             f.write("set -g remain-on-exit on\nset -g history-limit 10000\nset -g focus-events on\n")
-        argv = [str(self.binary)]
-        if session_id_arg:
-            argv += ["--session-id", self.session_id]
-        argv += list(extra)
+        argv = [str(self.binary), *extra]
         self.argv = argv
         env_args: list[str] = []
         for k, v in self.env.items():
@@ -111,7 +109,7 @@ class LiveTUI:
         return self
 
     def kill(self) -> None:
-        """Kill this probe's tmux server (and so claude). Never raises; falls back to SIGKILL by pid."""
+        """Kill this probe's tmux server (and so the CLI). Never raises; falls back to SIGKILL by pid."""
         with contextlib.suppress(Exception):
             self.tmux("kill-server", check=False)
         deadline = time.monotonic() + 3
@@ -163,20 +161,20 @@ class LiveTUI:
             if m and time.monotonic() - since >= settle:
                 return m
             if self.pane_dead():
-                raise LiveTUIError(f"claude exited while waiting for {rx.pattern!r}:\n{text}")
+                raise LiveTUIError(f"the CLI exited while waiting for {rx.pattern!r}:\n{text}")
             if time.monotonic() > deadline:
                 raise TimeoutError(f"pane never matched {rx.pattern!r}; pane:\n{text}")
             time.sleep(0.1)
 
     def wait_ready(self, timeout: float = 60.0) -> float:
         """Wait for the composer footer; returns seconds since start."""
-        self.wait_pane(READY_RE, timeout)
+        self.wait_pane(self.ready_re, timeout)
         self.ready_at = time.monotonic()
         return self.ready_at - (self.started_at or self.ready_at)
 
     def wait_input_live(self, timeout: float = 30.0) -> float:
-        """Wait until the composer takes keys: the footer can be drawn before it does, and the
-        TUI turns on mouse tracking when its input goes live (compat §6, readiness). Reads
+        """Wait until the composer takes keys, for a TUI that turns on mouse tracking when its
+        input goes live (Claude Code's COMPAT §6, readiness: its footer is drawn before). Reads
         tmux's terminal-mode flag, not the screen; returns seconds since start."""
         deadline = time.monotonic() + timeout
         while True:
@@ -184,7 +182,7 @@ class LiveTUI:
             if flag.stdout.strip() == "1":
                 return time.monotonic() - (self.started_at or time.monotonic())
             if self.pane_dead():
-                raise LiveTUIError(f"claude exited before its input went live:\n{self.pane()}")
+                raise LiveTUIError(f"the CLI exited before its input went live:\n{self.pane()}")
             if time.monotonic() > deadline:
                 raise TimeoutError(f"the input never went live (mouse tracking off); pane:\n{self.pane()}")
             time.sleep(0.05)
@@ -209,18 +207,9 @@ class LiveTUI:
 
     # -- transcript
     @property
-    def project_dir(self) -> Path:
-        return self.home / ".claude" / "projects" / project_dir_name(self.cwd)
-
-    @property
     def transcript_path(self) -> Path:
-        return self.project_dir / f"{self.session_id}.jsonl"
-
-    def transcripts(self) -> list[Path]:
-        """All transcript files of this cwd, oldest first (mtime)."""
-        if not self.project_dir.is_dir():
-            return []
-        return sorted(self.project_dir.glob("*.jsonl"), key=lambda p: p.stat().st_mtime)
+        """Where this session's transcript is written: the provider's subclass knows."""
+        raise NotImplementedError
 
     @staticmethod
     def read_lines(path: Path) -> list[dict[str, Any]]:
@@ -255,7 +244,7 @@ class LiveTUI:
             if val:
                 return val
             if self.pane_dead():
-                raise LiveTUIError("claude exited; pane:\n" + self.pane())
+                raise LiveTUIError("the CLI exited; pane:\n" + self.pane())
             if time.monotonic() > deadline:
                 raise TimeoutError(
                     f"transcript predicate not met in {timeout}s ({len(lines)} lines); pane:\n" + self.pane()
@@ -263,65 +252,20 @@ class LiveTUI:
             time.sleep(0.05)
 
 
-# -- predicates over parsed transcript lines
+def _git(wt: Path, *args: str) -> None:
+    subprocess.run(
+        ["git", "-c", "user.name=lab-test", "-c", "user.email=lab-test@example.invalid", *args],
+        cwd=wt,
+        check=True,
+        capture_output=True,
+    )
 
 
-def assistant_texts(lines: Iterable[dict[str, Any]]) -> list[str]:
-    out = []
-    for e in lines:
-        if e.get("type") == "assistant":
-            for b in e.get("message", {}).get("content", []) or []:
-                if isinstance(b, dict) and b.get("type") == "text":
-                    out.append(b.get("text", ""))
-    return out
-
-
-def has_assistant_text(needle: str) -> Callable[[list[dict[str, Any]]], bool]:
-    return lambda lines: any(needle in t for t in assistant_texts(lines))
-
-
-def tool_uses(lines: Iterable[dict[str, Any]], name: str | None = None) -> list[dict[str, Any]]:
-    out = []
-    for e in lines:
-        if e.get("type") == "assistant":
-            for b in e.get("message", {}).get("content", []) or []:
-                if (
-                    isinstance(b, dict)
-                    and b.get("type") == "tool_use"
-                    and (name is None or b.get("name") == name)
-                ):
-                    out.append(b)
-    return out
-
-
-def tool_results(lines: Iterable[dict[str, Any]]) -> list[tuple[dict[str, Any], dict[str, Any]]]:
-    """(entry, tool_result block) pairs."""
-    out = []
-    for e in lines:
-        if e.get("type") == "user":
-            c = e.get("message", {}).get("content")
-            if isinstance(c, list):
-                for b in c:
-                    if isinstance(b, dict) and b.get("type") == "tool_result":
-                        out.append((e, b))
-    return out
-
-
-def user_texts(lines: Iterable[dict[str, Any]]) -> list[str]:
-    out = []
-    for e in lines:
-        if e.get("type") == "user":
-            c = e.get("message", {}).get("content")
-            if isinstance(c, str):
-                out.append(c)
-            elif isinstance(c, list):
-                out += [b.get("text", "") for b in c if isinstance(b, dict) and b.get("type") == "text"]
-    return out
-
-
-def turn_ended(lines: list[dict[str, Any]]) -> bool:
-    return any(e.get("type") == "system" and e.get("subtype") == "turn_duration" for e in lines)
-
-
-def count_turn_durations(lines: list[dict[str, Any]]) -> int:
-    return sum(1 for e in lines if e.get("type") == "system" and e.get("subtype") == "turn_duration")
+def make_worktree(path: Path) -> Path:
+    """A fresh git repository with one commit: what every live test starts its CLI in."""
+    path.mkdir(parents=True, exist_ok=True)
+    _git(path, "init", "-q", "-b", "main")
+    (path / "README.md").write_text("# scratch worktree for live tests\n")
+    _git(path, "add", "README.md")
+    _git(path, "commit", "-q", "-m", "initial commit")
+    return path

@@ -1,15 +1,17 @@
-"""An offline stand-in for Claude Code's sign-in servers, reached through HTTPS_PROXY.
+"""An offline stand-in for a CLI's sign-in servers, reached through HTTPS_PROXY (shared by every
+provider).
 
-compat §10: the real `claude auth login` honours HTTPS_PROXY (it sends
-`CONNECT platform.claude.com:443`) and NODE_EXTRA_CA_CERTS, while it hard-wires the production
-endpoints. So a test makes a throwaway CA plus a leaf certificate for the two hosts, and this
-proxy answers CONNECT, terminates TLS with that leaf and answers the token, profile and roles
-endpoints itself. Nothing leaves the machine: CONNECT to any other host is refused.
+A Node CLI whose login hard-wires its production endpoints still honours HTTPS_PROXY (it sends
+`CONNECT <host>:443`) and NODE_EXTRA_CA_CERTS. So a test makes a throwaway CA plus a leaf
+certificate for the provider's hosts, and this proxy answers CONNECT, terminates TLS with that
+leaf and answers the endpoints itself: a provider subclasses LoginProxy in
+`compat/<pkg>/login_proxy.py` and overrides `respond`. Nothing leaves the machine: CONNECT to any
+other host is refused.
 
 Stdlib + `cryptography` only (no Django). Test-only: production never sets these variables.
 
-    certs = make_certs(tmp_path / "tls")
-    with LoginProxy(certs) as proxy:
+    certs = make_certs(tmp_path / "tls", hosts)
+    with MyLoginProxy(certs, hosts) as proxy:
         env = proxy.env()  # {"HTTPS_PROXY": ..., "NODE_EXTRA_CA_CERTS": ...}
 """
 
@@ -21,7 +23,7 @@ import socket
 import socketserver
 import ssl
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
@@ -31,12 +33,6 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-TOKEN_HOST = "platform.claude.com"
-API_HOST = "api.anthropic.com"
-HOSTS = (TOKEN_HOST, API_HOST)
-
-INVALID_GRANT = {"error": "invalid_grant", "error_description": "Invalid 'code' in request."}
-
 
 @dataclass(frozen=True)
 class Certs:
@@ -45,7 +41,7 @@ class Certs:
     leaf_key: Path
 
 
-def make_certs(directory: Path, hosts: tuple[str, ...] = HOSTS) -> Certs:
+def make_certs(directory: Path, hosts: tuple[str, ...]) -> Certs:
     """A throwaway CA and one leaf for `hosts`, signed by it, valid for a day."""
     directory.mkdir(parents=True, exist_ok=True)
     now = datetime.datetime.now(datetime.UTC)
@@ -106,63 +102,11 @@ def make_certs(directory: Path, hosts: tuple[str, ...] = HOSTS) -> Certs:
 
 
 @dataclass
-class Account:
-    """What the fake servers say about the signed-in operator (shapes: compat §10)."""
-
-    email: str = "operator@example.invalid"
-    account_uuid: str = "00000000-0000-4000-8000-0000000000a1"
-    org_uuid: str = "00000000-0000-4000-8000-0000000000b2"
-    org_name: str = "Example Org"
-
-
-@dataclass
 class Recorded:
     method: str
     host: str
     path: str
     body: Any = None
-
-
-@dataclass
-class Behaviour:
-    token_status: int = 200  # 400 -> invalid_grant
-    refuse_connect: bool = False  # answer CONNECT with 502: the sign-in server is unreachable
-    account: Account = field(default_factory=Account)
-
-
-def token_response(account: Account) -> dict[str, Any]:
-    return {
-        "access_token": "sk-ant-oat01-fake-access-token",
-        "refresh_token": "sk-ant-ort01-fake-refresh-token",
-        "expires_in": 3600,
-        "scope": "user:inference user:profile user:sessions:claude_code",
-        "token_type": "Bearer",
-        "account": {"uuid": account.account_uuid, "email_address": account.email},
-        "organization": {"uuid": account.org_uuid, "name": account.org_name},
-    }
-
-
-def profile_response(account: Account) -> dict[str, Any]:
-    return {
-        "account": {
-            "uuid": account.account_uuid,
-            "email": account.email,
-            "display_name": "Operator",
-            "has_claude_max": True,
-            "has_claude_pro": False,
-        },
-        "organization": {
-            "uuid": account.org_uuid,
-            "name": account.org_name,
-            "organization_type": "claude_max",
-            "billing_type": "stripe_subscription",
-            "rate_limit_tier": "default_claude_max_20x",
-        },
-    }
-
-
-def roles_response(account: Account) -> dict[str, Any]:
-    return {"organization_role": "admin", "workspace_role": None, "organization_name": account.org_name}
 
 
 class _Server(socketserver.ThreadingTCPServer):
@@ -223,7 +167,7 @@ class _Connect(socketserver.StreamRequestHandler):
             return
         host = head[1].rsplit(":", 1)[0]
         proxy.connects.append(host)
-        if host not in HOSTS or proxy.behaviour.refuse_connect:
+        if proxy.refuses(host):
             self.wfile.write(b"HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\n\r\n")
             return
         self.wfile.write(b"HTTP/1.1 200 Connection Established\r\n\r\n")
@@ -242,9 +186,11 @@ class _Connect(socketserver.StreamRequestHandler):
 
 
 class LoginProxy:
-    def __init__(self, certs: Certs, behaviour: Behaviour | None = None) -> None:
-        self.certs = certs
-        self.behaviour = behaviour or Behaviour()
+    """The CONNECT proxy and TLS terminator; a provider's subclass answers the requests."""
+
+    def __init__(self, certs: Certs, hosts: tuple[str, ...]) -> None:
+        self.certs, self.hosts = certs, hosts
+        self.refuse_connect = False  # answer every CONNECT with 502: the servers are unreachable
         self.requests: list[Recorded] = []
         self.connects: list[str] = []
         self.tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
@@ -266,20 +212,12 @@ class LoginProxy:
             "NODE_EXTRA_CA_CERTS": str(self.certs.ca_pem),
         }
 
-    def respond(self, host: str, method: str, path: str) -> tuple[int, dict[str, Any]]:
-        account = self.behaviour.account
-        if host == TOKEN_HOST and path == "/v1/oauth/token":
-            if self.behaviour.token_status != 200:
-                return self.behaviour.token_status, INVALID_GRANT
-            return 200, token_response(account)
-        if host == API_HOST and path == "/api/oauth/profile":
-            return 200, profile_response(account)
-        if host == API_HOST and path == "/api/oauth/claude_cli/roles":
-            return 200, roles_response(account)
-        return 200, {}
+    def refuses(self, host: str) -> bool:
+        return host not in self.hosts or self.refuse_connect
 
-    def token_requests(self) -> list[Recorded]:
-        return [r for r in self.requests if r.host == TOKEN_HOST and r.path.startswith("/v1/oauth/token")]
+    def respond(self, host: str, method: str, path: str) -> tuple[int, dict[str, Any]]:
+        """(status, JSON body) for one request inside the tunnel."""
+        return 404, {"error": "not_found"}
 
     def start(self) -> LoginProxy:
         self._thread.start()
@@ -308,7 +246,7 @@ def closed_port() -> int:
 
 
 class SpawnRecorder:
-    """Stands in for `providers.claude_code.auth._spawn` and keeps every child it starts."""
+    """Stands in for an adapter's login-process spawner and keeps every child it starts."""
 
     def __init__(self, spawn: Any) -> None:
         self._spawn = spawn

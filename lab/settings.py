@@ -18,6 +18,8 @@ import environ
 from django.core.exceptions import ImproperlyConfigured
 from django.utils.csp import CSP
 
+from providers.known import KNOWN_PROVIDERS
+
 django_stubs_ext.monkeypatch()  # lets ModelAdmin[Run] and QuerySet["Run"] subscript at runtime
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -277,10 +279,9 @@ if "lab.csrf.CsrfViewMiddleware" in MIDDLEWARE:
 
 # --- lab -------------------------------------------------------------------------------------
 
-# The explicit provider registry (docs/architecture.md): id -> dotted path. LAB_PROVIDERS_ENABLED picks.
-LAB_KNOWN_PROVIDERS = {
-    "claude-code": "providers.claude_code.ClaudeCodeProvider",
-}
+# The explicit provider registry (docs/architecture.md): id -> dotted path, one line per provider in
+# providers/known.py. LAB_PROVIDERS_ENABLED picks.
+LAB_KNOWN_PROVIDERS = dict(KNOWN_PROVIDERS)
 _enabled = env.list("LAB_PROVIDERS_ENABLED", default=list(LAB_KNOWN_PROVIDERS))
 for _pid in _enabled:
     if _pid not in LAB_KNOWN_PROVIDERS:

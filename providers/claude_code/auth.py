@@ -1,6 +1,6 @@
 """Claude Code login through the CLI's own `claude auth` commands, never through a TUI pane.
 
-compat §11 (pinned in compat/COMPAT-login.md): `claude auth status` prints JSON (rc 1 when
+compat §11 (pinned in compat/claude_code/COMPAT-login.md): `claude auth status` prints JSON (rc 1 when
 logged out); `claude auth login`, run with pipes, prints the code-paste URL on one line, waits
 for `CODE#STATE` on stdin, and ends with `Login successful.` (rc 0) or `Couldn't log in: <reason>`
 (rc 1). It also runs $BROWSER with a second, localhost-redirect URL; lab's BROWSER records it.
@@ -51,7 +51,7 @@ MAX_URL = 8192
 MAX_CODE = 512
 CODE_RE = re.compile(r"[A-Za-z0-9_\-#.~]+")  # compat §11: CODE#STATE, both URL-safe base64
 
-# compat §11 line formats (verified by compat/tests/test_live_login.py). Success is rc 0,
+# compat §11 line formats (verified by compat/claude_code/tests/test_live_login.py). Success is rc 0,
 # confirmed by `auth status`; the `Login successful.` line is pinned by the live test only.
 # The link follows the mark on the same line (2.1.328) or on the next one (2.1.332): the first
 # text after the mark, wherever it lands, is the link.

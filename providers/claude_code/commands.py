@@ -1,7 +1,7 @@
 """The slash-command catalog Claude Code 2.1.328 offers in a worktree (compat §10).
 
 Builtins and bundled skills are pinned tables: lab never scrapes the TUI's menu (docs/architecture.md,
-principle 2); compat/tests/test_live_commands.py re-walks the real autocomplete and proves the
+principle 2); compat/claude_code/tests/test_live_commands.py re-walks the real autocomplete and proves the
 tables equal it. Custom commands and skills are read from disk the way the CLI reads them:
 the same directories, names, precedence and description fallbacks (each rule cites compat §10).
 

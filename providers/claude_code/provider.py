@@ -1,6 +1,6 @@
 """The Claude Code adapter: the only code in lab that knows Claude Code exists.
 
-Every CLI fact used here is pinned in compat/COMPAT.md and cites its section.
+Every CLI fact used here is pinned in compat/claude_code/COMPAT.md and cites its section.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Pure: no Django, no tmux. `recipe_for(dialog, answers)` validates positional answers against
 the dialog and returns the key ops with their pacing; the adapter plays them. Every fact used
-here is pinned in compat/COMPAT-dialogs.md §7 and names the live test that proves it.
+here is pinned in compat/claude_code/COMPAT-dialogs.md §7 and names the live test that proves it.
 
 Rules the recipes keep (compat §7):
   * No climb. A freshly drawn picker opens on row 0 and Up wraps (row 0 → the free-text row; on

@@ -2,7 +2,7 @@
 (seed_workspace: the first-run state and the worktree's trust in ~/.claude.json; the operator's
 attribution and MCP choices in the worktree's .claude/settings.local.json).
 
-Facts pinned in compat/COMPAT-seeding.md (CLI 2.1.328).
+Facts pinned in compat/claude_code/COMPAT-seeding.md (CLI 2.1.328).
 """
 
 from __future__ import annotations

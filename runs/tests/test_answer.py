@@ -1,5 +1,5 @@
 """POST /runs/<id>/answer/ and the generic guards, against the FakeProvider (the real adapter's
-answers are proven in compat/tests/test_live_dialogs.py)."""
+answers are proven in compat/claude_code/tests/test_live_dialogs.py)."""
 
 from __future__ import annotations
 

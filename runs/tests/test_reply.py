@@ -1,5 +1,5 @@
 """POST /runs/<id>/reply/: what the page says and what reaches the provider, against the
-FakeProvider (the real adapter's behaviour is proven in compat/tests/test_live_replies.py)."""
+FakeProvider (the real adapter's behaviour is proven in compat/claude_code/tests/test_live_replies.py)."""
 
 from __future__ import annotations
 

@@ -29,9 +29,9 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect, sync_playwright
 
-from compat.home import prepare_home
-from compat.login_proxy import Behaviour, LoginProxy, make_certs
-from compat.scripted_model import Script, ScriptedModel
+from compat.claude_code.home import prepare_home
+from compat.claude_code.login_proxy import Behaviour, ClaudeLoginProxy, claude_certs
+from compat.claude_code.scripted_model import Script, ScriptedModel
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 VENV_BIN = Path(sys.executable).parent
@@ -430,7 +430,7 @@ def commit_file(repo: Path, relpath: str, content: str) -> None:
 class AuthServer:
     url: str
     home: Path  # the private agent HOME the login writes its credentials into
-    proxy: LoginProxy  # the offline sign-in servers the CLI reaches through HTTPS_PROXY
+    proxy: ClaudeLoginProxy  # the offline sign-in servers the CLI reaches through HTTPS_PROXY
     proc: subprocess.Popen[bytes]
     log: Path
 
@@ -441,15 +441,15 @@ class AuthServer:
 @pytest.fixture(scope="module")
 def auth_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AuthServer]:
     """lab with the test-only LAB_LOGIN_EXTRA_ENV (tests/browser/settings_login.py): the real
-    `claude auth login` talks to compat/login_proxy.py's TLS CONNECT proxy and trusts its
+    `claude auth login` talks to compat/claude_code/login_proxy.py's TLS CONNECT proxy and trusts its
     throwaway CA. Its own data dir and a private, empty agent HOME: never the operator's."""
     root = tmp_path_factory.mktemp("browser-auth")
     home = root / "agent-home"
     home.mkdir()
-    certs = make_certs(root / "tls")
+    certs = claude_certs(root / "tls")
     port = _free_port()
     sock = f"labbrowserauth-{os.getpid()}-{uuid.uuid4().hex[:6]}"
-    with LoginProxy(certs, Behaviour()) as proxy:
+    with ClaudeLoginProxy(certs, Behaviour()) as proxy:
         env = _server_env(root, port, f"http://127.0.0.1:{port}", sock, home, {})
         env["DJANGO_SETTINGS_MODULE"] = "tests.browser.settings_login"
         env["LAB_TEST_LOGIN_EXTRA_ENV"] = json.dumps(

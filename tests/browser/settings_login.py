@@ -3,7 +3,7 @@
 LAB_LOGIN_EXTRA_ENV has no environment variable in lab (it is never set in production); this
 module, used only as DJANGO_SETTINGS_MODULE of the browser suite's login server, reads it from
 LAB_TEST_LOGIN_EXTRA_ENV (a JSON object: HTTPS_PROXY and NODE_EXTRA_CA_CERTS pointing the real
-`claude auth login` at compat/login_proxy.py).
+`claude auth login` at compat/claude_code/login_proxy.py).
 """
 
 import json

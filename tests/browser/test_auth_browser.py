@@ -1,7 +1,7 @@
 """The provider auth card in Chromium, end to end, with the real `claude auth login` offline.
 
 The login server (conftest.auth_server) runs with the test-only LAB_LOGIN_EXTRA_ENV, so the CLI
-reaches compat/login_proxy.py's TLS CONNECT proxy for the token, profile and roles endpoints
+reaches compat/claude_code/login_proxy.py's TLS CONNECT proxy for the token, profile and roles endpoints
 and the whole login runs for real, into a private agent HOME. A second, idle tab on
 /providers/ proves the status flip arrives by the provider.auth.changed push, not by the
 clicking tab's own response.
@@ -17,8 +17,8 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from playwright.sync_api import expect
 
-from compat.login_links import printed_link_shape
-from compat.login_proxy import Account
+from compat.claude_code.login_links import printed_link_shape
+from compat.claude_code.login_proxy import Account
 from tests.browser.conftest import ARTIFACTS, AuthServer, _git_repo, screenshot
 
 pytestmark = pytest.mark.browser

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from compat.scripted_model import last_human_text, slow_text, text, when
+from compat.claude_code.scripted_model import last_human_text, slow_text, text, when
 from tests.browser.conftest import (
     LIVE_TIMEOUT_MS,
     OPERATOR,

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from compat.scripted_model import text, when
+from compat.claude_code.scripted_model import text, when
 from providers.claude_code.commands import BUILTINS
 from tests.browser.conftest import LabServer, RunPage, commit_file, screenshot, start_run
 from tests.browser.test_chat_browser import assert_contiguous, expect_state, open_run, send, transcript

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from compat.scripted_model import text, when
+from compat.claude_code.scripted_model import text, when
 from tests.browser.conftest import LabServer, RunPage
 
 pytestmark = pytest.mark.browser

@@ -17,7 +17,7 @@ from urllib.parse import parse_qs
 import pytest
 from playwright.sync_api import expect
 
-from compat.scripted_model import ask_user_question, plan_turns, text, tool_use, when
+from compat.claude_code.scripted_model import ask_user_question, plan_turns, text, tool_use, when
 from tests.browser.conftest import LabServer, RunPage, screenshot
 from tests.browser.test_chat_browser import (
     assert_contiguous,
@@ -30,7 +30,7 @@ from tests.browser.test_chat_browser import (
 
 pytestmark = pytest.mark.browser
 
-# The same two questions as compat/tests/test_live_dialogs.py (TWO).
+# The same two questions as compat/claude_code/tests/test_live_dialogs.py (TWO).
 TWO = [
     {
         "question": "Which fruit do you want?",

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from compat.scripted_model import text, tool_use, when
+from compat.claude_code.scripted_model import text, tool_use, when
 from providers.tmux import Tmux
 from tests.browser.conftest import LIVE_TIMEOUT_MS, LabServer, RunPage, start_run
 

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from compat.scripted_model import (
+from compat.claude_code.scripted_model import (
     api_error,
     errors_then,
     slow_text,

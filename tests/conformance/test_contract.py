@@ -1,8 +1,9 @@
 """The seam's obligations, once, for every provider (providers/base.py; docs/providers.md).
 
-Parametrized over every id in settings.LAB_KNOWN_PROVIDERS plus the fakes (conftest.py). The
-live tests drive the real CLI through the production adapter: claude-code against compat's
-scripted model, the fakes directly. A provider passes this file before it is enabled.
+Parametrized over every id in providers/known.py plus the fakes, each through its driver
+(compat/conformance.py; a provider's own is compat/<package>/driver.py). The live tests drive the
+real CLI through the production adapter: claude-code against its scripted model, the fakes
+directly. A provider passes this file before it is enabled.
 """
 
 from __future__ import annotations
@@ -13,7 +14,9 @@ from pathlib import Path, PurePosixPath
 
 import pytest
 from django import forms
+from django.utils.module_loading import import_string
 
+from compat.conformance import PROBE_ENV
 from providers.base import AgentProvider, ConnectingReporter, DeepLinker, LiveSignals, SideTranscripts
 from providers.errors import InvalidReply, ProviderError, ReplyNotDelivered, SessionGone
 from providers.registry import _load
@@ -30,7 +33,6 @@ from providers.schema import (
 )
 from providers.testing import command_lines_containing, spawned_environ
 from providers.tmux import Tmux
-from tests.conformance.conftest import PROBE_ENV
 
 COMMAND_SOURCES = {"builtin", "project", "user", "skill"}
 
@@ -43,7 +45,7 @@ def test_it_is_registered_under_its_own_id(provider_id, driver, settings):
     assert isinstance(provider, AgentProvider)
     assert provider.id == provider_id  # the new-run form and the routes key on provider.id
     if provider_id in settings.LAB_KNOWN_PROVIDERS:
-        assert settings.LAB_KNOWN_PROVIDERS[provider_id] == driver.dotted
+        assert type(provider) is import_string(settings.LAB_KNOWN_PROVIDERS[provider_id])
     name = provider.display_name()
     assert isinstance(name, str) and name and name == name.strip()
 
@@ -121,7 +123,7 @@ def test_spawn_options_render_in_the_generic_form(provider_id, driver, settings,
     options = provider.spawn_options()
     names = [o.name for o in options]
     assert len(names) == len(set(names)), "option names are unique"
-    settings.LAB_PROVIDERS = {provider_id: driver.dotted}
+    settings.LAB_PROVIDERS = {provider_id: driver.provider_path()}
     settings.LAB_DEFAULT_PROVIDER = provider_id
     _load.cache_clear()
     try:

@@ -12,7 +12,7 @@ import uuid
 import pytest
 from asgiref.sync import sync_to_async
 
-from compat.scripted_model import text, tool_use
+from compat.claude_code.scripted_model import text, tool_use
 from providers.tmux import Tmux
 from runs import services
 from tests.security.support import drain, frames_until, session_cookie, ws_open

@@ -22,8 +22,8 @@ class Command(BaseCommand):
     help = "Serve lab with the real agent CLI pointed at the scripted local model (no account needed)."
 
     def handle(self, *args: Any, **options: Any) -> None:
-        from compat.home import prepare_home
-        from compat.scripted_model import ScriptedModel, demo_script
+        from compat.claude_code.home import prepare_home
+        from compat.claude_code.scripted_model import ScriptedModel, demo_script
 
         data = Path(settings.DATA_DIR)
         repo = data / "demo-repo"

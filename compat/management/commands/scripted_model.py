@@ -13,6 +13,6 @@ class Command(BaseCommand):
         parser.add_argument("--script", default="demo")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        from compat.scripted_model import main
+        from compat.claude_code.scripted_model import main
 
         main(["--port", str(options["port"]), "--script", options["script"]])

@@ -17,7 +17,7 @@ from typing import Any
 
 import orjson
 
-from compat.home import fixture_paths
+from compat.claude_code.home import fixture_paths
 from providers.claude_code.transcript import read_transcript
 from providers.schema import Cursor, Dialog, Message, TranscriptRead
 

@@ -1,7 +1,7 @@
 """providers.claude_code.auth against a stand-in `claude` that prints the compat §11 lines.
 
 Fast and deterministic: timeouts, reaping and one-login-at-a-time. The real binary is driven by
-compat/tests/test_live_login.py.
+compat/claude_code/tests/test_live_login.py.
 """
 
 from __future__ import annotations

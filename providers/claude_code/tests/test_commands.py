@@ -1,6 +1,6 @@
 """The Claude Code command catalog: pinned tables, the merge, precedence, frontmatter (compat §10).
 
-The live twin is compat/tests/test_live_commands.py: every rule here was observed there first.
+The live twin is compat/claude_code/tests/test_live_commands.py: every rule here was observed there first.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The captured fixtures of every CLI version (compat/fixtures/claude-code/<version>/
+"""The captured fixtures of every CLI version (compat/claude_code/fixtures/<version>/
 <event>__<variant>.jsonl) read as their reviewed `<name>.expected.json` says, whole and line by
 line: a run started under an older pin stays readable after an upgrade."""
 
@@ -10,7 +10,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from compat.home import FIXTURES_ROOT, PINNED_VERSION, fixture_versions
+from compat.claude_code.home import FIXTURES_ROOT, PINNED_VERSION, fixture_versions
 from providers.claude_code import transcript
 from providers.claude_code.dialogs import Intent, intent_for
 from providers.claude_code.tests.regen_expected import expected_path, fixture_id, fixture_paths, observed

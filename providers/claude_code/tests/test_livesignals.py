@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from compat.home import fixtures_dir
+from compat.claude_code.home import fixtures_dir
 from providers.claude_code.livesignals import fold, sweepable
 from providers.claude_code.spool import spool_events
 from providers.schema import DialogKind, RunHandle, RunState

@@ -1,5 +1,5 @@
 """Reply receipts and the send policy, on transcript lines as 2.1.328 writes them (compat §6).
-The live proofs are in compat/tests/test_live_replies.py."""
+The live proofs are in compat/claude_code/tests/test_live_replies.py."""
 
 from __future__ import annotations
 
@@ -90,7 +90,7 @@ def test_a_queued_prompt_is_reported_until_the_cli_dequeues_it(tmp_path):
     from providers.claude_code.transcript import read_transcript
     from providers.schema import Cursor
 
-    fixture = Path(__file__).resolve().parents[3] / "compat/fixtures/claude-code/2.1.328"
+    fixture = Path(__file__).resolve().parents[3] / "compat/claude_code/fixtures/2.1.328"
     lines = (fixture / "reply__queued_while_working.jsonl").read_bytes().splitlines(keepends=True)
     cut = next(i for i, line in enumerate(lines) if b'"dequeue"' in line)
     path = tmp_path / "t.jsonl"

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from compat.adapter import AdapterRun
-from compat.scripted_model import (
+from compat.claude_code.adapter import AdapterRun
+from compat.claude_code.scripted_model import (
     api_error,
     context_full,
     errors_then,

@@ -4,9 +4,9 @@ from pathlib import Path
 
 from django.conf import settings
 
-from compat.home import PACKAGE, PINNED_VERSION, claude_binary, fixtures_dir, installed_version
+from compat.claude_code.home import PACKAGE, PINNED_VERSION, claude_binary, fixtures_dir, installed_version
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[3]
 
 
 def test_it_runs_the_pinned_claude_code_version():

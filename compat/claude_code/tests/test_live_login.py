@@ -1,7 +1,7 @@
 """Live: the real `claude auth login` (the pinned version), fully offline, through lab's login routes.
 
 compat §11: the CLI honours HTTPS_PROXY and NODE_EXTRA_CA_CERTS, so a local CONNECT proxy with
-a throwaway CA (compat/login_proxy.py) plays platform.claude.com and api.anthropic.com and the
+a throwaway CA (compat/claude_code/login_proxy.py) plays platform.claude.com and api.anthropic.com and the
 whole login runs for real. The agent HOME is private to each test: the operator's credentials
 are never touched. Every test ends with no login child left (the `spawned` fixture).
 """
@@ -15,8 +15,9 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from compat.login_links import printed_link_shape
-from compat.login_proxy import Behaviour, LoginProxy, SpawnRecorder, closed_port, leftovers, make_certs
+from compat.claude_code.login_links import printed_link_shape
+from compat.claude_code.login_proxy import Behaviour, ClaudeLoginProxy, claude_certs
+from compat.login_proxy import SpawnRecorder, closed_port, leftovers
 from providers.claude_code import auth
 from providers.registry import _load, get_provider
 from tests.factories import UserFactory
@@ -34,12 +35,12 @@ EMAIL = "operator@example.invalid"
 
 @pytest.fixture(scope="module")
 def certs(tmp_path_factory):
-    return make_certs(tmp_path_factory.mktemp("tls"))
+    return claude_certs(tmp_path_factory.mktemp("tls"))
 
 
 @pytest.fixture
 def proxy(certs):
-    with LoginProxy(certs, Behaviour()) as running:
+    with ClaudeLoginProxy(certs, Behaviour()) as running:
         yield running
 
 

@@ -1,22 +1,22 @@
-"""compat.check without npm or a CLI: the COMPAT sections it reads and the table it prints."""
+"""compat.claude_code.check without npm or a CLI: the COMPAT sections it reads and the table it prints."""
 # ruff: noqa: E501  (junit lines and test names are long)
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from compat.check import Outcome, outcomes, sections, table
+from compat.claude_code.check import Outcome, outcomes, sections, table
 
 JUNIT = """<?xml version="1.0" encoding="utf-8"?>
 <testsuites><testsuite name="pytest">
-<testcase classname="compat.tests.test_live_login" name="test_auth_status_is_json_with_rc_1_when_logged_out" />
-<testcase classname="compat.tests.test_live_login" name="test_the_code_paste_url_is_captured_and_shown">
+<testcase classname="compat.claude_code.tests.test_live_login" name="test_auth_status_is_json_with_rc_1_when_logged_out" />
+<testcase classname="compat.claude_code.tests.test_live_login" name="test_the_code_paste_url_is_captured_and_shown">
   <failure message="AssertionError: drift: the printed sign-in link has a shape lab has not seen: https://x&#10;assert None">tb</failure>
 </testcase>
-<testcase classname="compat.tests.test_live_commands" name="test_the_menu_equals_the_pinned_tables_and_the_worktree_commands">
+<testcase classname="compat.claude_code.tests.test_live_commands" name="test_the_menu_equals_the_pinned_tables_and_the_worktree_commands">
   <failure message="Failed: drift in the pinned catalog (compat §10): builtin: /clear description: pinned 'a', the CLI shows 'b'">tb</failure>
 </testcase>
-<testcase classname="compat.tests.test_live_adapter" name="test_interrupt_of_a_slow_stream_goes_idle_with_a_lifecycle_line">
+<testcase classname="compat.claude_code.tests.test_live_adapter" name="test_interrupt_of_a_slow_stream_goes_idle_with_a_lifecycle_line">
   <failure message="TimeoutError: no interruption line within 30 s">tb</failure>
 </testcase>
 <testcase classname="tests.reliability.test_scale_out" name="test_two_workers[redis]" />
@@ -54,13 +54,15 @@ def test_a_section_places_named_prefixed_and_whole_file_tests() -> None:
     interrupt = by_label["§9 Interrupt hazards"]
     assert interrupt.names(
         Outcome(
-            "compat/tests/test_live_adapter.py::test_interrupt_of_a_slow_stream_goes_idle_with_a_lifecycle_line",
+            "compat/claude_code/tests/test_live_adapter.py::test_interrupt_of_a_slow_stream_goes_idle_with_a_lifecycle_line",
             "pass",
         )
     )
     clear = by_label["§5 Clear / epoch"]  # named as a prefix: `test_clear_gives_…`
-    assert clear.names(Outcome("compat/tests/test_live_adapter.py::test_clear_gives_a_new_one[x]", "pass"))
-    assert by_label["login (whole file)"].names(
-        Outcome("compat/tests/test_live_login.py::test_anything", "pass")
+    assert clear.names(
+        Outcome("compat/claude_code/tests/test_live_adapter.py::test_clear_gives_a_new_one[x]", "pass")
     )
-    assert not interrupt.names(Outcome("compat/tests/test_live_login.py::test_anything", "pass"))
+    assert by_label["login (whole file)"].names(
+        Outcome("compat/claude_code/tests/test_live_login.py::test_anything", "pass")
+    )
+    assert not interrupt.names(Outcome("compat/claude_code/tests/test_live_login.py::test_anything", "pass"))

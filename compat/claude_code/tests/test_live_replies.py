@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
-from compat.adapter import AdapterRun, spawn_adapter_run
-from compat.home import installed_version
-from compat.scripted_model import text, tool_use, when
+from compat.claude_code.adapter import AdapterRun, spawn_adapter_run
+from compat.claude_code.home import installed_version
+from compat.claude_code.scripted_model import text, tool_use, when
 from providers.claude_code import provider as claude_provider
 from providers.claude_code.provider import records_prompt
 from providers.errors import PromptPending, ReplyInFlight, ReplyNotDelivered, ReplyRefused
@@ -231,7 +231,7 @@ def test_the_classic_renderer_takes_replies(scripted_model, claude_home, spawn):
 def test_a_prompt_sent_while_working_is_reported_queued_at_once(scripted_model, live_run):
     """compat §1: the enqueue is recorded at once; the message itself only after the turn.
     The read reports it queued until the CLI dequeues it."""
-    from compat.scripted_model import slow_text
+    from compat.claude_code.scripted_model import slow_text
 
     scripted_model.script.add(when("SLOW", slow_text(10, 0.7)), when("FOLLOW", text("Follow-up handled.")))
     assert live_run.provider.connecting(live_run.handle)  # spawned, SessionStart not run yet

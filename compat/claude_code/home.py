@@ -5,11 +5,15 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import uuid
+from dataclasses import dataclass
 from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+from compat.live import make_worktree
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = "@anthropic-ai/claude-code"
-FIXTURES_ROOT = Path(__file__).resolve().parent / "fixtures" / "claude-code"
+FIXTURES_ROOT = Path(__file__).resolve().parent / "fixtures"
 
 
 def pinned_version() -> str:
@@ -22,7 +26,7 @@ PINNED_VERSION = pinned_version()
 
 
 def fixtures_dir(version: str = PINNED_VERSION) -> Path:
-    """``compat/fixtures/claude-code/<version>/``: the transcripts captured live from that version."""
+    """``compat/claude_code/fixtures/<version>/``: the transcripts captured live from that version."""
     return FIXTURES_ROOT / version
 
 
@@ -143,3 +147,20 @@ def prepare_home(
     if shutil.which("git", path=env["PATH"]) is None:  # pragma: no cover
         raise RuntimeError("git not on PATH")
     return env
+
+
+@dataclass(frozen=True)
+class ClaudeHome:
+    home: Path
+    worktree: Path
+    env: dict[str, str]
+
+
+def private_home(root: Path, base_url: str) -> ClaudeHome:
+    """``root/home`` prepared for an offline start against ``base_url`` (the scripted model) and
+    a fresh worktree ``root/wt`` (a git repository with one commit)."""
+    home = root / "home"
+    wt = make_worktree(root / "wt")
+    # A key of its own: a test can look for exactly this value in every process on the machine.
+    key = f"sk-ant-test-{uuid.uuid4().hex}"
+    return ClaudeHome(home, wt, prepare_home(home, wt, api_key=key, base_url=base_url))

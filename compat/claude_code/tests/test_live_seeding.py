@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from compat.live import LiveTUI, has_assistant_text, tool_results
-from compat.scripted_model import text, tool_use
+from compat.claude_code.live import ClaudeTUI, has_assistant_text, tool_results
+from compat.claude_code.scripted_model import text, tool_use
 from providers.claude_code.seed import SEED_META, seed_workspace
 from providers.registry import get_provider
 from providers.schema import ProjectServers, WorkspaceChoices
@@ -59,7 +59,7 @@ def linked_worktree(tmp_path, claude_home):
 
 @pytest.fixture
 def tuis():
-    started: list[LiveTUI] = []
+    started: list[ClaudeTUI] = []
     yield started
     for tui in started:
         tui.kill()
@@ -88,7 +88,7 @@ def test_seeded_worktree_starts_trusted_and_the_model_sees_the_context(
     assert _git_status(linked_worktree) == ""
 
     scripted_model.script.add(text("Seeded and answered."))
-    tui = LiveTUI(claude_home.env, linked_worktree)
+    tui = ClaudeTUI(claude_home.env, linked_worktree)
     tuis.append(tui)
     tui.start("--permission-mode", "manual")
     tui.wait_ready()  # a trust dialog would hold the composer back and time this out
@@ -108,7 +108,7 @@ def test_seeded_worktree_starts_trusted_and_the_model_sees_the_context(
 def test_control_an_unseeded_worktree_shows_the_trust_dialog(claude_home, linked_worktree, tuis):
     """Without seed_workspace the same start is held by the trust dialog: the test above is
     meaningful only because this one holds."""
-    tui = LiveTUI(claude_home.env, linked_worktree)
+    tui = ClaudeTUI(claude_home.env, linked_worktree)
     tuis.append(tui)
     tui.start("--permission-mode", "manual")
     tui.wait_pane(TRUST_DIALOG_RE, timeout=45)
@@ -141,7 +141,7 @@ def _commit_mcp_json(repo, marker):
 def _wait_transcript(path, predicate, *, timeout, what):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        lines = LiveTUI.read_lines(Path(path)) if Path(path).exists() else []
+        lines = ClaudeTUI.read_lines(Path(path)) if Path(path).exists() else []
         if predicate(lines):
             return lines
         time.sleep(0.2)
@@ -228,7 +228,7 @@ def test_control_an_unchosen_mcp_server_holds_the_tui_at_start(tmp_path, claude_
     never get past it: the test above means something only because this one holds."""
     marker = tmp_path / "mcp-started"
     _commit_mcp_json(claude_home.worktree, marker)
-    tui = LiveTUI(claude_home.env, claude_home.worktree)
+    tui = ClaudeTUI(claude_home.env, claude_home.worktree)
     tuis.append(tui)
     tui.start("--permission-mode", "manual")
     tui.wait_pane(MCP_PROMPT_RE, timeout=45)

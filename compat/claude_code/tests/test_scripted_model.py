@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from compat.scripted_model import (
+from compat.claude_code.scripted_model import (
     Script,
     ScriptedModel,
     ask_user_question,

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from compat.live import has_assistant_text, turn_ended
-from compat.scripted_model import text
+from compat.claude_code.live import has_assistant_text, turn_ended
+from compat.claude_code.scripted_model import text
 
 
 def test_prompt_gets_scripted_text_in_transcript(scripted_model, live_tui):

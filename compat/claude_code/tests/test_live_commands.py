@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from compat.drift import catalog_drift, norm
-from compat.live import LiveTUI, user_texts
+from compat.claude_code.drift import catalog_drift, norm
+from compat.claude_code.live import ClaudeTUI, user_texts
 from providers.claude_code.commands import BUILTINS, BUNDLED, command_catalog
 from providers.schema import CommandRole
 
@@ -38,10 +38,10 @@ def write(root: Path, rel: str, text: str) -> None:
 @pytest.fixture
 def wide_tui(claude_home) -> Iterator[Any]:
     """Like ``live_tui`` but 250 columns wide, so no menu description is cut."""
-    started: list[LiveTUI] = []
+    started: list[ClaudeTUI] = []
 
-    def start(*extra: str) -> LiveTUI:
-        tui = LiveTUI(claude_home.env, claude_home.worktree, width=WIDTH, height=HEIGHT)
+    def start(*extra: str) -> ClaudeTUI:
+        tui = ClaudeTUI(claude_home.env, claude_home.worktree, width=WIDTH, height=HEIGHT)
         started.append(tui)
         tui.start(*extra)
         tui.wait_ready()
@@ -63,7 +63,7 @@ def selected_row(pane: str) -> tuple[str, str] | None:
     return None
 
 
-def walk_menu(tui: LiveTUI, limit: int = 300) -> list[tuple[str, str]]:
+def walk_menu(tui: ClaudeTUI, limit: int = 300) -> list[tuple[str, str]]:
     """Every (name, description) row the "/" menu offers, in order, until it wraps."""
     tui.send_literal("/")
     deadline = time.monotonic() + 10
@@ -91,7 +91,7 @@ def walk_menu(tui: LiveTUI, limit: int = 300) -> list[tuple[str, str]]:
     raise AssertionError(f"the menu did not wrap within {limit} rows")
 
 
-def close_menu(tui: LiveTUI) -> None:
+def close_menu(tui: ClaudeTUI) -> None:
     """Ctrl-U clears the "/" and the menu goes with it. (Esc right before it would be read as
     a Meta prefix, and Esc alone leaves the "/" behind.)"""
     tui.send_keys("C-u")
@@ -114,12 +114,12 @@ def split_menu(rows: list[tuple[str, str]]) -> tuple[list, list, list]:
     return rows[:first], custom, rows[last + 1 :]
 
 
-def composer_text(tui: LiveTUI) -> str | None:
+def composer_text(tui: ClaudeTUI) -> str | None:
     lines = [m.group("text") for m in map(COMPOSER_RE.match, tui.pane().splitlines()) if m]
     return lines[-1] if lines else None
 
 
-def wait_composer(tui: LiveTUI, done, what: str, *, settle: int = 2, timeout: float = 5) -> str | None:
+def wait_composer(tui: ClaudeTUI, done, what: str, *, settle: int = 2, timeout: float = 5) -> str | None:
     """Poll the composer until ``done(text)`` holds for ``settle`` reads in a row."""
     deadline = time.monotonic() + timeout
     streak, last = 0, object()
@@ -134,12 +134,12 @@ def wait_composer(tui: LiveTUI, done, what: str, *, settle: int = 2, timeout: fl
             raise TimeoutError(f"composer never showed {what}:\n" + tui.pane())
 
 
-def cursor_x(tui: LiveTUI) -> int:
+def cursor_x(tui: ClaudeTUI) -> int:
     out = tui.tmux("display-message", "-p", "-t", tui.target, "#{cursor_x}").stdout.strip()
     return int(out or -1)
 
 
-def composer_hint(tui: LiveTUI, name: str) -> str:
+def composer_hint(tui: ClaudeTUI, name: str) -> str:
     """Type "/name " and read the argument hint the composer draws after it (compat §10).
 
     Two TUI lags to outwait: input can take half a second to be read (the cursor, hidden but

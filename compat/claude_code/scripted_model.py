@@ -23,7 +23,7 @@ Turn kinds: :func:`text`, :func:`tool_use` (optionally preceded by text), :func:
 (deltas with delays, stops when the client disconnects), :func:`dynamic` (built from the
 request), and :func:`plan_turns` for ExitPlanMode (ToolSearch -> Write plan file -> ExitPlanMode).
 
-CLI: ``python -m compat.scripted_model --port 8787 --script demo`` (the demo script echoes).
+CLI: ``python -m compat.claude_code.scripted_model --port 8787 --script demo`` (the demo script echoes).
 """
 
 from __future__ import annotations
@@ -763,7 +763,7 @@ class ScriptedModel:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m compat.scripted_model")
+    p = argparse.ArgumentParser(prog="python -m compat.claude_code.scripted_model")
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8787)
     p.add_argument("--script", default="demo", choices=sorted(SCRIPTS))

@@ -1,7 +1,7 @@
-"""Re-capture the transcript fixtures in compat/fixtures/claude-code/<version>/ from live runs.
+"""Re-capture the transcript fixtures in compat/claude_code/fixtures/<version>/ from live runs.
 
-    .venv/bin/python -m compat.capture_fixtures --out /tmp/fx                   # all scenarios
-    .venv/bin/python -m compat.capture_fixtures prompt__text_reply   # into the binary's own version folder
+    .venv/bin/python -m compat.claude_code.capture_fixtures --out /tmp/fx                   # all scenarios
+    .venv/bin/python -m compat.claude_code.capture_fixtures prompt__text_reply   # into the binary's own version folder
 
 Each scenario starts the real TUI (fresh HOME + worktree + scripted model), drives it by hand-written
 key recipes (the harness may watch its own pane), and saves every transcript file of the session with
@@ -12,11 +12,11 @@ key recipes (the harness may watch its own pane), and saves every transcript fil
 import argparse, json, shutil, subprocess, tempfile, time
 from pathlib import Path
 
-from compat.home import fixtures_dir, installed_version, prepare_home, project_dir_name
-from compat.live import *
-from compat.scripted_model import *
+from compat.claude_code.home import fixtures_dir, installed_version, prepare_home, project_dir_name
+from compat.claude_code.live import *
+from compat.claude_code.scripted_model import *
 
-# compat/fixtures/claude-code/<the version of the binary under test>/ ($LAB_AGENT_BIN_DIR or node_modules)
+# compat/claude_code/fixtures/<the version of the binary under test>/ ($LAB_AGENT_BIN_DIR or node_modules)
 OUT = fixtures_dir(installed_version())
 
 BIG_TYPES = {
@@ -78,7 +78,7 @@ def setup(name, script, extra=("--permission-mode", "manual"), settings=None, pr
         prep(wt)
     m = ScriptedModel(script, log_path=str(base / "requests.jsonl")).start()
     env = prepare_home(home, wt, base_url=m.url, settings=settings)
-    t = LiveTUI(env, wt)
+    t = ClaudeTUI(env, wt)
     t.start(*extra)
     dt = t.wait_ready()
     print(f"[{name}] ready in {dt:.2f}s base={base}", flush=True)
@@ -571,7 +571,7 @@ def SCRIPT():
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(prog="python -m compat.capture_fixtures")
+    p = argparse.ArgumentParser(prog="python -m compat.claude_code.capture_fixtures")
     p.add_argument("--out", default=str(OUT))
     p.add_argument("scenarios", nargs="*")
     a = p.parse_args(argv)

@@ -1,8 +1,8 @@
-"""compat.drift: what changed in the CLI's menu, named command by command (no CLI needed)."""
+"""compat.claude_code.drift: what changed in the CLI's menu, named command by command (no CLI needed)."""
 
 from __future__ import annotations
 
-from compat.drift import catalog_drift
+from compat.claude_code.drift import catalog_drift
 from providers.claude_code.commands import Pinned
 
 PINNED = (

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from compat.scripted_model import slow_text, text, when
+from compat.claude_code.scripted_model import slow_text, text, when
 from providers.errors import SessionGone
 from providers.schema import MessageKind, RunState
 from providers.tmux import Tmux

@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from compat.conftest import make_worktree
-from compat.live import LiveTUI, has_assistant_text
-from compat.scripted_model import text
+from compat.claude_code.live import ClaudeTUI, has_assistant_text
+from compat.claude_code.scripted_model import text
+from compat.live import make_worktree
 from providers.tmux import Tmux
 from runs import services
 from runs.models import Run
@@ -101,7 +101,7 @@ def test_a_fresh_home_with_only_an_api_key_reaches_the_prompt_and_answers(fresh,
         lambda: (
             Path(run.transcript_path).exists()
             and has_assistant_text("First answer on a fresh machine.")(
-                LiveTUI.read_lines(Path(run.transcript_path))
+                ClaudeTUI.read_lines(Path(run.transcript_path))
             )
         ),
         timeout=60,
@@ -168,16 +168,16 @@ def _probe_env(home: Path, base_url: str) -> dict[str, str]:
 
 @pytest.fixture
 def probe(tmp_path, scripted_model):
-    started: list[LiveTUI] = []
+    started: list[ClaudeTUI] = []
 
-    def start(config: dict | None, **extra_env: str) -> LiveTUI:
+    def start(config: dict | None, **extra_env: str) -> ClaudeTUI:
         home = tmp_path / f"home-{len(started)}"
         home.mkdir()
         wt = make_worktree(tmp_path / f"wt-{len(started)}")
         if config is not None:
             text_ = json.dumps(config).replace("WORKTREE", str(wt))
             (home / ".claude.json").write_text(text_)
-        tui = LiveTUI({**_probe_env(home, scripted_model.url), **extra_env}, wt)
+        tui = ClaudeTUI({**_probe_env(home, scripted_model.url), **extra_env}, wt)
         started.append(tui)
         return tui.start("--permission-mode", "manual")
 
@@ -213,7 +213,7 @@ def test_control_the_three_keys_reach_the_prompt(probe):
 
 def test_auth_status_reports_a_key_it_never_tried(tmp_path):
     """COMPAT-login L14: a made-up key, every server unreachable: still "loggedIn": true."""
-    from compat.home import claude_binary
+    from compat.claude_code.home import claude_binary
 
     port = _closed_port()
     env = {
@@ -255,7 +255,7 @@ def test_control_permissions_in_the_repository_need_the_main_checkout_trusted(
         "projects": {str(linked): {"hasTrustDialogAccepted": True}},
     }
     (home / ".claude.json").write_text(json.dumps(config))
-    with LiveTUI(_probe_env(home, scripted_model.url), linked) as tui:
+    with ClaudeTUI(_probe_env(home, scripted_model.url), linked) as tui:
         tui.start("--permission-mode", "manual")
         tui.wait_pane(r"pre-approves 1 tool permission in \.claude/settings\.json", timeout=60)
         assert re.search(TRUST_DIALOG_RE, tui.pane())

@@ -1,14 +1,14 @@
 """What a Claude Code version breaks: install it aside, run the live suite on it, print a table.
 
-    .venv/bin/python -m compat.check 2.1.332        # or: make compat-check VERSION=2.1.332
-    .venv/bin/python -m compat.check latest
+    .venv/bin/python -m compat.claude_code.check 2.1.332   # or: make compat-check VERSION=2.1.332
+    .venv/bin/python -m compat.claude_code.check latest
 
-The version goes into a scratch npm prefix (``var/compat-check/<version>/``, reused when already
-there): the pin in package.json and the repo's node_modules are never touched. The live tests
-(``-m live``) then run with ``LAB_AGENT_BIN_DIR`` pointing at that install, which both lab's
-adapter and the live harness (compat.home.claude_binary) honour. Each test is placed under the
-COMPAT sections whose text names it, so the table reads section by section; a test no section
-names gets a row of its own rather than disappearing. A failure whose message starts with
+The version goes into a scratch npm prefix (``var/compat-check/claude_code/<version>/``, reused
+when already there): the pin in package.json and the repo's node_modules are never touched. The
+live tests (``-m live``) then run with ``LAB_AGENT_BIN_DIR`` pointing at that install, which both lab's
+adapter and the live harness (compat.claude_code.home.claude_binary) honour. Each test is placed
+under the COMPAT sections whose text names it, so the table reads section by section; a test no
+section names gets a row of its own rather than disappearing. A failure whose message starts with
 "drift" (a changed catalog description, an unknown link shape) is shown as drift.
 
 Exit status: 0 when every live test passed, 1 otherwise, 2 when the version could not be installed.
@@ -28,10 +28,11 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from compat.home import PACKAGE, PINNED_VERSION, REPO_ROOT, installed_version
+from compat.claude_code.home import PACKAGE, PINNED_VERSION, REPO_ROOT, installed_version
+from compat.conformance import CONFORMANCE_ONLY
 
 COMPAT_DIR = Path(__file__).resolve().parent
-SCRATCH = REPO_ROOT / "var" / "compat-check"
+SCRATCH = REPO_ROOT / "var" / "compat-check" / COMPAT_DIR.name
 VERSION_RE = re.compile(r"\d+\.\d+\.\d+")
 # A test named in a COMPAT text: `file.py::test_x`, `test_x`, or the prefix `test_x…`.
 NAMED_RE = re.compile(r"(?:(test_\w+)\.py(?:::(test_\w+)(…)?)?)|(test_\w+)(…)?")
@@ -106,8 +107,11 @@ class Outcome:
 
 
 def run_live(bin_dir: Path, junit: Path, pytest_args: list[str]) -> None:
-    env = {**os.environ, "LAB_AGENT_BIN_DIR": str(bin_dir)}
-    argv = [sys.executable, "-m", "pytest", "-q", "-m", "live", f"--junitxml={junit}", *pytest_args]
+    """This provider's live tests and the shared ones under tests/, with the conformance suite
+    narrowed to claude-code: another provider's CLI is not in the scratch install."""
+    env = {**os.environ, "LAB_AGENT_BIN_DIR": str(bin_dir), CONFORMANCE_ONLY: "claude-code"}
+    paths = [str(COMPAT_DIR.relative_to(REPO_ROOT)), "tests"]
+    argv = [sys.executable, "-m", "pytest", "-q", "-m", "live", f"--junitxml={junit}", *paths, *pytest_args]
     subprocess.run(argv, cwd=REPO_ROOT, env=env, check=False)
 
 
@@ -237,7 +241,9 @@ def _verdict(mine: list[Outcome]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m compat.check", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m compat.claude_code.check", description=__doc__.split("\n")[0]
+    )
     parser.add_argument("version", help="x.y.z or latest")
     parser.add_argument("pytest_args", nargs="*", help="extra pytest arguments (after --), e.g. -k login")
     args = parser.parse_args(argv)
