@@ -1,7 +1,7 @@
 # ruff: noqa: E501  (benchmark tables and fixture-shaped literals read better unwrapped)
 """`make bench`: every benchmark in its own process, one table (also written to bench/results.md).
 
-  python -m bench            the issue's sizes (100 MB, 100,000 messages, 500 appends)
+  python -m bench            the full sizes (100 MB, 100,000 messages, 500 appends)
   python -m bench --quick    smaller sizes, for a quick look
   python -m bench --only latency,reply,approval
 

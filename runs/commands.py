@@ -40,7 +40,8 @@ def _catalog(provider_id: str, worktree: str) -> list[CommandSpec]:
 
 def run_commands(*, provider_id: str, worktree: str) -> list[CommandSpec]:
     """The chat-safe commands ``provider_id`` offers in ``worktree``, in the provider's order."""
-    # The provider returns every row honestly; filtering is this layer's job (issue 6).
+    # The provider returns every row honestly; filtering is this layer's job (docs/providers.md,
+    # `commands(worktree)`).
     return [row for row in _catalog(provider_id, worktree) if row.chat_safe]
 
 

@@ -1,4 +1,4 @@
-"""Issue 20 item 8: guessing stays infeasible, and a flood of wrong passwords from any local
+"""Guessing stays infeasible, and a flood of wrong passwords from any local
 process (loopback: one address for all of them) cannot keep the operator out."""
 
 from __future__ import annotations

@@ -52,6 +52,6 @@ def test_it_requires_login(client):
 
 
 def test_the_templates_name_no_provider():
-    # DESIGN principle 3: names come from display_name(), never from a template.
+    # docs/architecture.md, principle 3: names come from display_name(), never from a template.
     for template in (Path(settings.BASE_DIR) / "templates" / "auth_flows").glob("*.html"):
         assert "claude" not in template.read_text().lower(), template

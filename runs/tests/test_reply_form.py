@@ -1,4 +1,4 @@
-"""The composer's refusals say what was wrong with the text (issue 20 item 10)."""
+"""The composer's refusals say what was wrong with the text."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Slash commands in Chromium: the composer autocomplete and the New conversation button,
-against the real Claude Code TUI and the scripted model (issue 6).
+against the real Claude Code TUI and the scripted model.
 
 One run of its own (a New conversation restarts its transcript): its worktree branches from a
 commit that adds a project command, .claude/commands/browser-hello.md, so the catalog the menu

@@ -1,5 +1,5 @@
-"""Dialogs answered from Chromium against the real Claude Code TUI and the scripted model
-(issue 5 item 7): a two-question AskUserQuestion form, and a plan approved by its button in a
+"""Dialogs answered from Chromium against the real Claude Code TUI and the scripted model:
+a two-question AskUserQuestion form, and a plan approved by its button in a
 run started in plan mode. What counts is what the CLI recorded: the tool_result the page
 renders from the transcript.
 """

@@ -1,6 +1,6 @@
-"""What the page says about a reply, in a real browser against the real Claude Code TUI (issue
-18's cases 1-3): a reply that lands shows as sent; one that would act on the TUI is refused with
-its reason, the draft kept, and nothing happens in the terminal."""
+"""What the page says about a reply, in a real browser against the real Claude Code TUI: a
+reply that lands shows as sent; one that would act on the TUI is refused with its reason, the
+draft kept, and nothing happens in the terminal."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Every entry shape a real 2.1.328 session writes, rendered in a real browser (issue 23):
+"""Every entry shape a real 2.1.328 session writes, rendered in a real browser:
 thinking, API errors and retries, a background agent (its line, the panel while it runs and
 its own conversation), compaction, and each version of a revised plan. One screenshot per
 shape in artifacts/browser/23-*.png. The real TUI answers from the scripted model; every wait

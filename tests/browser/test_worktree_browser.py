@@ -1,4 +1,4 @@
-"""The run page's worktree area and the new-run form's name rule, in a real browser (issue 21).
+"""The run page's worktree area and the new-run form's name rule, in a real browser.
 
 "Remove the worktree" on one holding uncommitted work answers 409 with the files and a confirm
 button: the page must show them (htmx does not swap an error response by itself)."""

@@ -1,4 +1,4 @@
-"""Issue 20 item 2: no gap, however large, makes a frame the page cannot take. A reconnecting
+"""No gap, however large, makes a frame the page cannot take. A reconnecting
 page (or one waking from sleep) is sent what it missed in bounded frames; one huge message is
 capped with a way to load its full text. Driven through a real daphne (manage.py serve) with a
 raw websocket client, as a browser tab."""

@@ -1,4 +1,4 @@
-"""One answer per dialog across daphne workers (issue 20 item 6, issue 19).
+"""One answer per dialog across daphne workers (docs/architecture.md, "Dialog answering").
 
 Two real workers (`manage.py serve` → daphne) share the suite's PostgreSQL database and run
 the FakeProvider on one tmux server. Clicks on the same dialog arrive at both workers at the

@@ -1,5 +1,5 @@
 # ruff: noqa: E501  (benchmark tables and fixture-shaped literals read better unwrapped)
-"""Scale-out on real parts (issue 10, item 6 — the correctness part; timings live in bench/).
+"""Scale-out on real parts (the correctness part; timings live in bench/).
 
 Two daphne workers (`manage.py serve`) share the suite's PostgreSQL database and a private
 redis-server. A socket on worker A makes A watch the run (the test waits until PostgreSQL shows

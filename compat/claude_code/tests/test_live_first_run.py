@@ -1,4 +1,4 @@
-"""Live: the first run on a fresh machine (issue 21). An agent HOME the CLI has never used,
+"""Live: the first run on a fresh machine. An agent HOME the CLI has never used,
 only an API key and the scripted model: lab's seeding takes 2.1.328 past its first-run screens
 to the prompt, and the first reply is answered. No credential: the new-run page shows the
 login card and starts nothing. A CLI that exits at start: the run page shows its reason.
@@ -136,7 +136,7 @@ def test_no_credential_shows_the_login_card_before_anything_starts(fresh, settin
 @pytest.mark.django_db
 def test_a_cli_that_exits_at_start_shows_its_reason(fresh, settings, authed_client):
     """Unseeded (seed=False), the fresh HOME runs 2.1.328's onboarding, whose reachability
-    check fails through a refusing proxy: the CLI prints why and exits 1 (the issue's case)."""
+    check fails through a refusing proxy: the CLI prints why and exits 1 (an offline machine)."""
     _home, repo = fresh
     settings.LAB_AGENT_ENV = {**settings.LAB_AGENT_ENV, "HTTPS_PROXY": f"http://127.0.0.1:{_closed_port()}"}
     run = services.run_start(provider_id="claude-code", repository=repo, branch="lab/dies", seed=False)

@@ -1,5 +1,5 @@
 """Live: a freshly seeded worktree starts the real claude with no trust dialog, the model sees
-the seeded context text and skill, and git status stays clean (issue 8.6).
+the seeded context text and skill, and git status stays clean.
 
 The trust comes from seed_workspace alone. claude_home's prepare_home trusts its scratch repo,
 and 2.1.328 lets a linked worktree inherit its main repository's trust (COMPAT-seeding §1), so
@@ -114,7 +114,7 @@ def test_control_an_unseeded_worktree_shows_the_trust_dialog(claude_home, linked
     tui.wait_pane(TRUST_DIALOG_RE, timeout=45)
 
 
-# --- the operator's choices and the commit guard, through run_start (issue 8.3) -------------
+# --- the operator's choices and the commit guard, through run_start --------------------------
 
 # COMPAT-seeding §5: the start-up prompt a .mcp.json server in neither list raises.
 MCP_PROMPT_RE = r"New MCP server found in this project|Continue without using this MCP server"
