@@ -1,8 +1,9 @@
 """`make demo`: lab with the real agent CLI answering from the scripted local model.
 
-Offline and account-free: a private agent HOME under the data dir (onboarding done, the
-test API key approved), a demo git repository to start runs on, the scripted model on a free
-loopback port, and lab served with LAB_AGENT_HOME / LAB_AGENT_ENV pointing at both.
+Offline and account-free: a demo git repository to start runs on, and the default provider's
+demo (``compat/<package>/demo.py``, see compat/demo.py): its scripted model on a free loopback
+port and a private agent HOME under the data dir. lab is served with LAB_AGENT_HOME /
+LAB_AGENT_ENV pointing at both.
 """
 
 from __future__ import annotations
@@ -22,8 +23,7 @@ class Command(BaseCommand):
     help = "Serve lab with the real agent CLI pointed at the scripted local model (no account needed)."
 
     def handle(self, *args: Any, **options: Any) -> None:
-        from compat.claude_code.home import prepare_home
-        from compat.claude_code.scripted_model import ScriptedModel, demo_script
+        from compat.demo import start
 
         data = Path(settings.DATA_DIR)
         repo = data / "demo-repo"
@@ -34,15 +34,12 @@ class Command(BaseCommand):
             (repo / "README.md").write_text("# demo repository\n\nStart a run on this repository from lab.\n")
             subprocess.run([*git, "add", "README.md"], cwd=repo, check=True)
             subprocess.run([*git, "commit", "-q", "-m", "demo"], cwd=repo, check=True)
-        model = ScriptedModel(demo_script()).start()
-        home = data / "demo-home"
-        env = prepare_home(home, repo, base_url=model.url)
-        agent_env = {k: v for k, v in env.items() if k not in ("HOME", "PATH", "TERM", "LANG")}
-        self.stdout.write(f"scripted model on {model.url}; demo repository: {repo}")
+        agent = start(settings.LAB_DEFAULT_PROVIDER, data, repo)
+        self.stdout.write(f"scripted model on {agent.model_url}; demo repository: {repo}")
         child_env = {
             **os.environ,
-            "LAB_AGENT_HOME": str(home),
-            "LAB_AGENT_ENV": json.dumps(agent_env),
+            "LAB_AGENT_HOME": str(agent.home),
+            "LAB_AGENT_ENV": json.dumps(agent.env),
         }
         try:
             subprocess.run(
@@ -51,4 +48,4 @@ class Command(BaseCommand):
         except KeyboardInterrupt:
             pass
         finally:
-            model.stop()
+            agent.stop()
