@@ -163,7 +163,7 @@ class Daphne:
 
 
 # ----------------------------------------------------------------------------------------
-# Claude Code 2.1.328-shaped lines (field sets copied from compat/fixtures)
+# Claude Code 2.1.328-shaped lines (field sets copied from compat/claude_code/fixtures)
 
 _SESSION = "00000000-0000-4000-8000-000000000000"
 _COMMON = {

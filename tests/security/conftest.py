@@ -1,6 +1,6 @@
 import pytest
 
-# The live test's fixtures (a scripted model, a private HOME for the real CLI) come from compat/.
+# The live test's fixtures (a scripted model, a private HOME for the real CLI) are claude-code's.
 from compat.claude_code.conftest import claude_home, scripted_model  # noqa: F401
 
 
