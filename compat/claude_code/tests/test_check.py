@@ -1,11 +1,12 @@
-"""compat.claude_code.check without npm or a CLI: the COMPAT sections it reads and the table it prints."""
+"""compat.check for claude-code, without npm or a CLI: the COMPAT sections it reads and the table it prints."""
 # ruff: noqa: E501  (junit lines and test names are long)
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from compat.claude_code.check import Outcome, outcomes, sections, table
+from compat.check import Outcome, outcomes, sections, table
+from compat.claude_code.check import TARGET
 
 JUNIT = """<?xml version="1.0" encoding="utf-8"?>
 <testsuites><testsuite name="pytest">
@@ -29,7 +30,7 @@ def test_every_live_test_is_placed_and_each_failure_named_with_its_reason(tmp_pa
     junit.write_text(JUNIT)
     results = outcomes(junit)
     assert [o.status for o in results] == ["pass", "drift", "drift", "fail", "pass"]
-    text = table("9.9.9", "2026-12-01T00:00:00Z", results, sections(), 42)
+    text = table(TARGET, "9.9.9", "2026-12-01T00:00:00Z", results, sections(TARGET.compat_dir), 42)
     assert "Claude Code 9.9.9 (released 2026-12-01" in text
     assert "2 passed, 1 failed, 2 drift, 0 skipped" in text
     rows = {line.split("  ")[0]: line for line in text.splitlines() if line and not line.startswith(" ")}
@@ -50,7 +51,7 @@ def test_every_live_test_is_placed_and_each_failure_named_with_its_reason(tmp_pa
 
 
 def test_a_section_places_named_prefixed_and_whole_file_tests() -> None:
-    by_label = {s.label: s for s in sections()}
+    by_label = {s.label: s for s in sections(TARGET.compat_dir)}
     interrupt = by_label["§9 Interrupt hazards"]
     assert interrupt.names(
         Outcome(
