@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from compat.claude_code.adapter import AdapterRun, spawn_adapter_run
+from compat.adapter import AdapterRun
+from compat.claude_code.adapter import spawn_adapter_run
 from compat.claude_code.home import ClaudeHome, private_home
 from compat.claude_code.live import ClaudeTUI
 from compat.claude_code.scripted_model import Script, ScriptedModel

@@ -16,7 +16,8 @@ from typing import Any
 
 import pytest
 
-from compat.claude_code.adapter import AdapterRun, backstop_warnings, recorded
+from compat.adapter import AdapterRun
+from compat.claude_code.adapter import backstop_warnings, recorded
 from compat.claude_code.scripted_model import text, tool_use, when
 from providers.claude_code.spool import spool_events
 from providers.schema import Answer, Dialog, DialogKind, MessageKind, RunState

@@ -15,7 +15,8 @@ from typing import Any
 
 import pytest
 
-from compat.claude_code.adapter import AdapterRun, backstop_warnings, recorded, spawn_adapter_run
+from compat.adapter import AdapterRun
+from compat.claude_code.adapter import backstop_warnings, recorded, spawn_adapter_run
 from compat.claude_code.scripted_model import ask_user_question, plan_turns, text, tool_use, when
 from providers.claude_code import recipes
 from providers.claude_code.recipes import Recipe, key

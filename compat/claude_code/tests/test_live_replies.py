@@ -15,7 +15,8 @@ from typing import Any
 
 import pytest
 
-from compat.claude_code.adapter import AdapterRun, spawn_adapter_run
+from compat.adapter import AdapterRun
+from compat.claude_code.adapter import spawn_adapter_run
 from compat.claude_code.home import installed_version
 from compat.claude_code.scripted_model import text, tool_use, when
 from providers.claude_code import provider as claude_provider

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from compat.claude_code.adapter import AdapterRun
+from compat.adapter import AdapterRun
 from compat.claude_code.scripted_model import (
     api_error,
     context_full,
