@@ -27,8 +27,9 @@ from providers.errors import DialogNotAnswerable, PromptPending, ReplyRefused, S
 from providers.registry import get_provider
 from providers.schema import Answer, Dialog, DialogKind, RunHandle, RunState, WorkspaceChoices
 from providers.tmux import Tmux
-from runs import commands, worktrees
+from runs import commands
 from runs.models import DialogAnswer, Run
+from seeding import worktrees
 from seeding.services import agent_guard_env, default_choices, worktree_seed
 
 # The states in which the page may offer a dialog: a question, or a permission prompt lab

@@ -30,13 +30,14 @@ from providers.errors import (
 )
 from providers.registry import get_provider
 from providers.schema import Answer, Dialog, RunState
-from runs import commands, services, worktrees
+from runs import commands, services
 from runs.forms import NewRunForm, ReplyForm
 from runs.live import rerender_html
 from runs.models import Run
 from runs.rendering import message_html, whole_message_html
 from runs.transcripts import PAGE, side_transcript, transcript_page, transcript_tail
 from runs.watcher import poke
+from seeding import worktrees
 from seeding.seeder import SeedError
 
 _SIDE_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")

@@ -1,4 +1,4 @@
-"""runs.worktrees against real git in temp dirs (no database)."""
+"""seeding.worktrees against real git in temp dirs (no database)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from runs import worktrees
-from runs.worktrees import (
+from seeding import worktrees
+from seeding.worktrees import (
     BranchExists,
     InvalidName,
     NotAGitRepository,
