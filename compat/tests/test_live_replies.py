@@ -18,8 +18,8 @@ import pytest
 from compat.adapter import AdapterRun, spawn_adapter_run
 from compat.home import installed_version
 from compat.scripted_model import text, tool_use, when
-from providers.claude_code import provider as claude_provider
-from providers.claude_code.provider import records_prompt
+from providers.claude_code import replying as claude_provider
+from providers.claude_code.replying import records_prompt
 from providers.errors import PromptPending, ReplyInFlight, ReplyNotDelivered, ReplyRefused
 from providers.tmux import Tmux
 
