@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 from providers.claude_code import recipes
 from providers.claude_code.dialogs import intent_for
-from providers.claude_code.reading import transcript_size
+from providers.claude_code.reading import NewLines, transcript_size
 from providers.claude_code.signals import POLL_S, Signals
 from providers.claude_code.spool import spool_events
 from providers.errors import ReplyNotDelivered, SessionGone
@@ -125,24 +125,14 @@ class Answering(Signals):
         the transcript (also a decline or rejection, which get no PostToolUse, compat §8)."""
         needle = tool_use_id.encode()
         deadline = time.monotonic() + timeout
-        offset, pending = start, b""
+        new = NewLines(path, start)
         while True:
             for event in spool_events(run.spool_dir):
                 if event.get("hook_event_name") == "PostToolUse" and event.get("tool_use_id") == tool_use_id:
                     return True
-            try:
-                with open(path, "rb") as f:
-                    f.seek(offset)
-                    chunk = f.read()
-            except FileNotFoundError:
-                chunk = b""
-            if chunk:
-                offset += len(chunk)
-                pending += chunk
-                *lines, pending = pending.split(b"\n")
-                for line in lines:
-                    if needle in line and b'"tool_result"' in line and b'"type":"user"' in line:
-                        return True
+            for line in new.read():
+                if needle in line and b'"tool_result"' in line and b'"type":"user"' in line:
+                    return True
             if time.monotonic() >= deadline:
                 return False
             time.sleep(POLL_S)

@@ -114,6 +114,25 @@ class Reading(Process):
             put_bounded(self._intents, intent.tool_use_id, intent, MAX_INTENTS)
 
 
+class NewLines:
+    """The complete lines appended to a transcript since `offset`, call by call; a partial last
+    line waits for its newline. A missing file has none yet."""
+
+    def __init__(self, path: str, offset: int) -> None:
+        self.path, self.offset, self.pending = path, offset, b""
+
+    def read(self) -> list[bytes]:
+        try:
+            with open(self.path, "rb") as f:
+                f.seek(self.offset)
+                chunk = f.read()
+        except FileNotFoundError:
+            return []
+        self.offset += len(chunk)
+        *lines, self.pending = (self.pending + chunk).split(b"\n")
+        return lines
+
+
 def transcript_size(path: str) -> int:
     try:
         return os.stat(path).st_size

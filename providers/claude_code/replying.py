@@ -17,7 +17,7 @@ from pathlib import Path
 import orjson
 from django.conf import settings
 
-from providers.claude_code.reading import transcript_size
+from providers.claude_code.reading import NewLines, transcript_size
 from providers.claude_code.signals import CLASSIC_READY_S, POLL_S, Signals, session_start_ns
 from providers.errors import (
     InvalidReply,
@@ -189,23 +189,13 @@ class Replying(Signals):
         compat §5: /clear writes its echo into the *new* transcript, so follow a rotation.
         `want` is normalized (see _normalize); timeout 0 looks once."""
         deadline = time.monotonic() + timeout
-        offset, pending = start, b""
+        new = NewLines(path, start)
         while True:
             current = self.locate_transcript(run)
-            if current != path:
-                path, offset, pending = current, 0, b""
-            try:
-                with open(path, "rb") as f:
-                    f.seek(offset)
-                    chunk = f.read()
-            except FileNotFoundError:
-                chunk = b""
-            if chunk:
-                offset += len(chunk)
-                pending += chunk
-                *lines, pending = pending.split(b"\n")
-                if any(records_prompt(line, want) for line in lines):
-                    return True
+            if current != new.path:
+                new = NewLines(current, 0)
+            if any(records_prompt(line, want) for line in new.read()):
+                return True
             if time.monotonic() >= deadline:
                 return False
             time.sleep(0.05)
