@@ -13,9 +13,9 @@ from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 from django.template.loader import render_to_string
 
+from broadcast import groups
 from providers.registry import all_providers, get_provider
 from providers.schema import AuthFlow, AuthStatus, LoginStart
-from runs.consumers import LAB_GROUP
 
 AUTH_CHANGED = "provider.auth.changed"
 
@@ -76,4 +76,4 @@ def auth_changed(provider_id: str, *, status: AuthStatus | None = None) -> None:
     html = render_to_string("auth_flows/card.html#card", {"card": card, "oob": True, "event": AUTH_CHANGED})
     layer = get_channel_layer()
     if layer is not None:
-        async_to_sync(layer.group_send)(LAB_GROUP, {"type": "lab.html", "html": html})
+        async_to_sync(layer.group_send)(groups.LAB, {"type": groups.HTML_EVENT, "html": html})

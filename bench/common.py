@@ -93,7 +93,7 @@ def make_live_run(i: int, tmp: Path, *, sleeper: bool = True) -> tuple[int, Path
     session holding a dummy `sleep`, so the run counts as live. Returns (run id, path)."""
     from django.conf import settings
 
-    from providers.claude_code.provider import project_dir_name
+    from providers.claude_code.process import project_dir_name
     from runs import services
     from runs.models import Run
 

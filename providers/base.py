@@ -9,7 +9,7 @@ checked by tests/conformance.
 from __future__ import annotations
 
 import abc
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
@@ -111,17 +111,17 @@ class AgentProvider(abc.ABC):
 
 @runtime_checkable
 class LiveSignals(Protocol):
-    """A structured live channel beside the transcript (Claude Code: hooks into a spool)."""
+    """A structured live channel beside the transcript (Claude Code: hooks into a spool).
 
-    def setup(self, run: RunHandle) -> tuple[dict[str, object], list[str]]:
-        """Spawn-time setup: (settings payload, extra argv)."""
-        ...
+    Each method answers from what the provider reads itself, at the time of the call: no
+    ordering with read_transcript, and nothing learnt from another caller. lab calls these from
+    any worker, often one that has not read the transcript (a page load, an answer's re-check),
+    so a channel the transcript has to complete (a decline that gets no closing hook) reads the
+    transcript itself."""
 
     def pending_dialog(self, run: RunHandle) -> Dialog | None: ...
 
     def blocked_state(self, run: RunHandle) -> RunState | None: ...
-
-    def change_signature(self, run: RunHandle) -> Hashable: ...
 
     def sweep(self, run: RunHandle) -> None: ...
 
@@ -151,11 +151,6 @@ class PromptReturner(Protocol):
         another screen at the prompt), then whether the prompt is back (verified, bounded);
         None when it cannot tell (and then it sends nothing)."""
         ...
-
-
-@runtime_checkable
-class DeepLinker(Protocol):
-    def deep_link(self, run: RunHandle) -> str: ...
 
 
 @runtime_checkable

@@ -97,81 +97,99 @@ def _read_from(
     max_bytes: int,
     chunk_bytes: int,
 ) -> LinesRead:
-    lines: list[tuple[int, bytes]] = []
-    skipped: list[tuple[int, int]] = []
-    carry: list[bytes] = []  # pieces of the current incomplete line
-    carry_len = 0
-    line_start = offset  # where the current incomplete line starts
+    scan = _Scan(max_line_bytes=max_line_bytes, line_start=offset, skip_from=skip_from)
     pos = offset  # file position of the next byte to read
     budget = max_bytes
-    more = False
-    while True:
-        if budget <= 0:
-            more = True
-            break
-        chunk = os.pread(fd, min(chunk_bytes, budget), pos)
-        if not chunk:
-            break
+    while budget > 0 and (chunk := os.pread(fd, min(chunk_bytes, budget), pos)):
         budget -= len(chunk)
-        base = pos
+        scan.feed(chunk, pos)
         pos += len(chunk)
-        start = 0  # index in chunk of the first byte not yet assigned to a line
-        if skip_from is not None:
-            nl = chunk.find(b"\n")
-            if nl < 0:
-                continue  # still inside the oversized line: drop the chunk
-            skipped.append((skip_from, base + nl - skip_from))
-            skip_from = None
-            start = nl + 1
-            line_start = base + start
-        nl = chunk.find(b"\n", start)
-        if nl >= 0 and carry:
-            # The line begun in an earlier chunk ends here.
-            carry.append(chunk[start:nl])
-            _emit(lines, skipped, line_start, b"".join(carry), max_line_bytes)
-            carry, carry_len = [], 0
-            start = nl + 1
-            line_start = base + start
-            nl = chunk.find(b"\n", start)
-        if nl >= 0:
-            last_nl = chunk.rfind(b"\n")
-            at = base + start
-            for raw in chunk[start:last_nl].split(b"\n"):
-                _emit(lines, skipped, at, raw, max_line_bytes)
-                at += len(raw) + 1
-            start = last_nl + 1
-            line_start = base + start
-        tail = len(chunk) - start
-        if tail:
-            if carry_len + tail > max_line_bytes:
-                # Too long to ever return: forget it and skip to its newline.
-                skip_from = line_start
-                carry, carry_len = [], 0
-            else:
-                carry.append(chunk[start:])
-                carry_len += tail
     # A partial line is held back: the next call starts at its beginning.
-    end = pos if skip_from is not None else line_start
+    end = pos if scan.skip_from is not None else scan.line_start
     return LinesRead(
-        lines=lines,
+        lines=scan.lines,
         offset=end,
         inode=inode,
         reset=reset,
-        oversized=len(skipped),
-        skipped=skipped,
-        skip_from=skip_from,
-        more=more,
+        oversized=len(scan.skipped),
+        skipped=scan.skipped,
+        skip_from=scan.skip_from,
+        more=budget <= 0,
     )
 
 
-def _emit(
-    lines: list[tuple[int, bytes]],
-    skipped: list[tuple[int, int]],
-    start: int,
-    raw: bytes,
-    max_line_bytes: int,
-) -> None:
-    if len(raw) > max_line_bytes:
-        skipped.append((start, len(raw)))
-    else:
-        lines.append((start, raw))
+@dataclass(slots=True)
+class _Scan:
+    """One read's lines, fed chunk by chunk; a line may span chunks (carried) or be too long to
+    ever return (skipped to its newline without being held)."""
+
+    max_line_bytes: int
+    line_start: int  # where the current incomplete line starts
+    skip_from: int | None  # inside an oversized line that started here
+    lines: list[tuple[int, bytes]] = field(default_factory=list)
+    skipped: list[tuple[int, int]] = field(default_factory=list)
+    carry: list[bytes] = field(default_factory=list)  # pieces of the current incomplete line
+    carry_len: int = 0
+
+    def feed(self, chunk: bytes, base: int) -> None:
+        """`chunk` is the file's bytes from offset `base`."""
+        start = self._leave_oversized(chunk, base)
+        if start is None:
+            return  # still inside the oversized line: the chunk is dropped
+        start = self._end_carried(chunk, base, start)
+        start = self._whole_lines(chunk, base, start)
+        self._hold(chunk[start:])
+
+    def _leave_oversized(self, chunk: bytes, base: int) -> int | None:
+        """Where the chunk's bytes after an oversized line start (0 when not in one), or None
+        when the whole chunk is inside it."""
+        if self.skip_from is None:
+            return 0
+        nl = chunk.find(b"\n")
+        if nl < 0:
+            return None
+        self.skipped.append((self.skip_from, base + nl - self.skip_from))
+        self.skip_from = None
+        self.line_start = base + nl + 1
+        return nl + 1
+
+    def _end_carried(self, chunk: bytes, base: int, start: int) -> int:
+        """The line begun in an earlier chunk, when it ends in this one."""
+        nl = chunk.find(b"\n", start)
+        if nl < 0 or not self.carry:
+            return start
+        self.carry.append(chunk[start:nl])
+        self._emit(self.line_start, b"".join(self.carry))
+        self.carry, self.carry_len = [], 0
+        self.line_start = base + nl + 1
+        return nl + 1
+
+    def _whole_lines(self, chunk: bytes, base: int, start: int) -> int:
+        """The lines that start and end in this chunk."""
+        last_nl = chunk.rfind(b"\n")
+        if last_nl < start:
+            return start
+        at = base + start
+        for raw in chunk[start:last_nl].split(b"\n"):
+            self._emit(at, raw)
+            at += len(raw) + 1
+        self.line_start = base + last_nl + 1
+        return last_nl + 1
+
+    def _hold(self, tail: bytes) -> None:
+        """The chunk's last bytes, a line not ended yet: carried, or skipped when too long to
+        ever return (forgotten, and skipped to its newline)."""
+        if not tail:
+            return
+        if self.carry_len + len(tail) > self.max_line_bytes:
+            self.skip_from = self.line_start
+            self.carry, self.carry_len = [], 0
+        else:
+            self.carry.append(tail)
+            self.carry_len += len(tail)
+
+    def _emit(self, start: int, raw: bytes) -> None:
+        if len(raw) > self.max_line_bytes:
+            self.skipped.append((start, len(raw)))
+        else:
+            self.lines.append((start, raw))

@@ -15,7 +15,7 @@ import shutil
 import threading
 import time
 import uuid
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from providers.base import AgentProvider
@@ -242,26 +242,14 @@ def _pending_dialog(path: str) -> Dialog | None:
 class FakeLiveSignals:
     """The LiveSignals capability of the fake: a blocked flag file beside the transcript."""
 
-    def setup(self, run: RunHandle) -> tuple[dict[str, object], list[str]]:
-        return {}, []
-
     def pending_dialog(self, run: RunHandle) -> Dialog | None:
         return _pending_dialog(run.transcript_path)
 
     def blocked_state(self, run: RunHandle) -> RunState | None:
         return RunState.NEEDS_INPUT if Path(run.transcript_path + ".blocked").exists() else None
 
-    def change_signature(self, run: RunHandle) -> Hashable:
-        p = Path(run.transcript_path + ".blocked")
-        return p.exists()
-
     def sweep(self, run: RunHandle) -> None:
         return None
-
-
-class FakeDeepLinker:
-    def deep_link(self, run: RunHandle) -> str:
-        return f"fake://session/{run.session_id}"
 
 
 class FakeConnectingReporter:
@@ -269,19 +257,15 @@ class FakeConnectingReporter:
         return False
 
 
-class FullFakeProvider(FakeProvider, FakeLiveSignals, FakeDeepLinker, FakeConnectingReporter):
+class FullFakeProvider(FakeProvider, FakeLiveSignals, FakeConnectingReporter):
     """Every optional capability."""
 
 
-class FakeWithoutLiveSignals(FakeProvider, FakeDeepLinker, FakeConnectingReporter):
+class FakeWithoutLiveSignals(FakeProvider, FakeConnectingReporter):
     id = "fake-no-live"
 
 
-class FakeWithoutDeepLinker(FakeProvider, FakeLiveSignals, FakeConnectingReporter):
-    id = "fake-no-deeplink"
-
-
-class FakeWithoutConnecting(FakeProvider, FakeLiveSignals, FakeDeepLinker):
+class FakeWithoutConnecting(FakeProvider, FakeLiveSignals):
     id = "fake-no-connecting"
 
 

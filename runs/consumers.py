@@ -9,6 +9,7 @@ from channels.consumer import get_handler_name
 from channels.db import aclose_old_connections
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
+from broadcast import groups
 from runs.live import catch_up_frames, catch_up_from_memory
 from runs.models import Run
 from runs.watcher import ensure_watcher
@@ -22,11 +23,9 @@ CLOSE_INVALID_PAYLOAD = 1007
 
 logger = logging.getLogger(__name__)
 
-LAB_GROUP = "lab"  # every open lab page: provider.auth.changed and the like
-RUNS_GROUP = "runs"  # pages listing runs: every run's state badge
 # Channel-layer events whose handlers need no database connection (run_update prepares its
 # own when it must query).
-NO_DB_EVENTS = frozenset({"lab.html", "run.update"})
+NO_DB_EVENTS = frozenset({groups.HTML_EVENT, "run.update"})
 
 
 class LabConsumer(AsyncJsonWebsocketConsumer):
@@ -39,7 +38,7 @@ class LabConsumer(AsyncJsonWebsocketConsumer):
         if user is None or not user.is_authenticated:
             await self.close(code=CLOSE_UNAUTHENTICATED)
             return
-        self.groups_to_join = [LAB_GROUP, RUNS_GROUP]
+        self.groups_to_join = [groups.LAB, groups.RUNS]
         await self.join_and_accept()
         # The runs list shows a live badge for every live run: their watchers must run.
         async for run_id in Run.objects.live().values_list("pk", flat=True):
@@ -110,7 +109,7 @@ class RunConsumer(LabConsumer):
         if not await Run.objects.filter(pk=self.run_id).aexists():
             await self.close(code=CLOSE_NOT_FOUND)
             return
-        self.groups_to_join = [LAB_GROUP, f"run.{self.run_id}"]
+        self.groups_to_join = [groups.LAB, groups.run(self.run_id)]
         await self.join_and_accept()
         self.watcher = ensure_watcher(self.run_id)
         self.watcher.subscribers += 1

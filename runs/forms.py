@@ -8,8 +8,8 @@ from django.conf import settings
 
 from providers.registry import all_providers, get_provider
 from providers.schema import ProjectServers, WorkspaceChoices
-from runs import worktrees
 from runs.services import RUN_NAME_RE, RUN_NAME_RULE
+from seeding import worktrees
 from seeding.services import default_choices
 
 

@@ -10,6 +10,8 @@ from django.db import models
 from django.urls import reverse
 from django.utils import timezone
 
+from broadcast import groups
+
 
 class RunQuerySet(models.QuerySet["Run"]):
     def live(self) -> RunQuerySet:
@@ -62,7 +64,7 @@ class Run(models.Model):
 
     @property
     def group_name(self) -> str:
-        return f"run.{self.pk}"
+        return groups.run(self.pk)
 
 
 class DialogAnswer(models.Model):

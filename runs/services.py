@@ -27,8 +27,9 @@ from providers.errors import DialogNotAnswerable, PromptPending, ReplyRefused, S
 from providers.registry import get_provider
 from providers.schema import Answer, Dialog, DialogKind, RunHandle, RunState, WorkspaceChoices
 from providers.tmux import Tmux
-from runs import commands, worktrees
+from runs import commands
 from runs.models import DialogAnswer, Run
+from seeding import worktrees
 from seeding.services import agent_guard_env, default_choices, worktree_seed
 
 # The states in which the page may offer a dialog: a question, or a permission prompt lab
@@ -262,9 +263,7 @@ def run_interrupt(*, run: Run) -> None:
 
 def pending_dialog(run: Run) -> Dialog | None:
     """The dialog the agent waits on now: the live channel first (it often knows before the
-    transcript has the tool_use), the transcript otherwise. The transcript is advanced first,
-    so a provider that reconciles its live channel with tool_results it read (a declined
-    picker gets no closing hook) answers from both."""
+    transcript has the tool_use), the transcript otherwise."""
     from runs.transcripts import transcript_tail
 
     provider = get_provider(run.provider_id)
@@ -276,12 +275,13 @@ def pending_dialog(run: Run) -> Dialog | None:
     return tail.dialog
 
 
-def dialog_answer(*, run: Run, tool_use_id: str, answers: Sequence[Answer], decline: bool = False) -> None:
+def dialog_answer(*, run: Run, tool_use_id: str, answers: Sequence[Answer], decline: bool = False) -> Dialog:
     """Generic guards: one answer at a time per run, one answer ever per dialog, for the dialog
     pending *now* (re-read after the claim), so a stale or second submit is refused and
     nothing is sent. The claim is a database row, so it holds across lab's workers.
 
-    `decline` declines the dialog; it reaches the provider as an empty answers sequence."""
+    `decline` declines the dialog; it reaches the provider as an empty answers sequence.
+    Returns the dialog answered, as read after the claim."""
     handle = _require_live(run)
     provider = get_provider(run.provider_id)
     claim = _claim_answer(run, tool_use_id)
@@ -307,6 +307,7 @@ def dialog_answer(*, run: Run, tool_use_id: str, answers: Sequence[Answer], decl
             DialogAnswer.objects.filter(pk=claim.pk).update(state=DialogAnswer.State.SENT)
         else:
             DialogAnswer.objects.filter(pk=claim.pk).delete()
+    return dialog
 
 
 # A claim still `sending` after this long belongs to a worker that died mid-answer (an answer

@@ -29,14 +29,15 @@ from providers.errors import (
     StillStarting,
 )
 from providers.registry import get_provider
-from providers.schema import Answer, Dialog, RunState
-from runs import commands, services, worktrees
+from providers.schema import Answer, AuthStatus, Dialog, RunState
+from runs import commands, services
 from runs.forms import NewRunForm, ReplyForm
 from runs.live import rerender_html
 from runs.models import Run
 from runs.rendering import message_html, whole_message_html
 from runs.transcripts import PAGE, side_transcript, transcript_page, transcript_tail
 from runs.watcher import poke
+from seeding import worktrees
 from seeding.seeder import SeedError
 
 _SIDE_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
@@ -60,35 +61,47 @@ def _tail_state(run: Run) -> tuple[RunState, Dialog | None]:
 @require_http_methods(["GET", "POST"])
 def run_new(request: HttpRequest) -> HttpResponse:
     form = NewRunForm(request.POST or None)
-    auth_card = None
-    if request.method == "POST" and form.is_valid():
+    if request.method != "POST":
+        return render(request, "runs/new.html", {"form": form})
+    if form.is_valid():
         provider_id = form.cleaned_data["provider"]
         auth = get_provider(provider_id).auth_status()
         if not auth.logged_in:
-            # A TUI started logged out would only end at once: say why and offer the login
-            # right here (the card flips by provider.auth.changed when it is done).
-            auth_card = provider_card(provider_id=provider_id, status=auth)
-            auth_changed(provider_id, status=auth)
-            form.add_error(None, f"{auth_card.name} is not logged in: log in below, then start the run.")
-            return render(request, "runs/new.html", {"form": form, "auth_card": auth_card}, status=422)
-        try:
-            run = services.run_start(
-                provider_id=form.cleaned_data["provider"],
-                repository=form.cleaned_data["repository"],
-                branch=form.cleaned_data["branch"],
-                base_ref=form.cleaned_data["base_ref"] or None,
-                name=form.cleaned_data["name"],
-                options=form.spawn_options(),
-                choices=form.choices(),
-            )
-        except worktrees.WorktreeError as exc:
-            # Next to the field it is about (the branch in use, the unknown ref, the name).
-            form.add_error(exc.field if exc.field in form.fields else None, str(exc))
-        except (ProviderError, SeedError) as exc:
-            form.add_error(None, str(exc))
-        else:
+            return _log_in_first(request, form, provider_id, auth)
+        run = _start(form)
+        if run is not None:
             return redirect(run)
-    return render(request, "runs/new.html", {"form": form}, status=422 if request.method == "POST" else 200)
+    return render(request, "runs/new.html", {"form": form}, status=422)
+
+
+def _log_in_first(request: HttpRequest, form: NewRunForm, provider_id: str, auth: AuthStatus) -> HttpResponse:
+    """A TUI started logged out would only end at once: say why and offer the login right here
+    (the card flips by provider.auth.changed when it is done)."""
+    auth_card = provider_card(provider_id=provider_id, status=auth)
+    auth_changed(provider_id, status=auth)
+    form.add_error(None, f"{auth_card.name} is not logged in: log in below, then start the run.")
+    return render(request, "runs/new.html", {"form": form, "auth_card": auth_card}, status=422)
+
+
+def _start(form: NewRunForm) -> Run | None:
+    """The started run, or None with the reason on the form."""
+    data = form.cleaned_data
+    try:
+        return services.run_start(
+            provider_id=data["provider"],
+            repository=data["repository"],
+            branch=data["branch"],
+            base_ref=data["base_ref"] or None,
+            name=data["name"],
+            options=form.spawn_options(),
+            choices=form.choices(),
+        )
+    except worktrees.WorktreeError as exc:
+        # Next to the field it is about (the branch in use, the unknown ref, the name).
+        form.add_error(exc.field if exc.field in form.fields else None, str(exc))
+    except (ProviderError, SeedError) as exc:
+        form.add_error(None, str(exc))
+    return None
 
 
 def _run_context(run: Run) -> dict[str, object]:
@@ -261,11 +274,11 @@ async def run_reply(request: HttpRequest, run_id: int) -> HttpResponse:
     # Async, and the delivery wait in its own thread: a reply waits for the transcript to
     # record it (seconds), which must not hold the one thread sync views share.
     run = await _aget_run(run_id)
+    too_long = f"That is longer than {settings.LAB_REPLY_MAX_BYTES} bytes."
     # A body far over the limit is refused before it is parsed (Django would raise a 400 on
     # DATA_UPLOAD_MAX_MEMORY_SIZE): nothing is read into memory, nothing reaches the TUI.
     if int(request.META.get("CONTENT_LENGTH") or 0) > settings.LAB_REPLY_MAX_BYTES * 4 + 4096:
-        error = f"That is longer than {settings.LAB_REPLY_MAX_BYTES} bytes."
-        return _composer(request, run, ReplyForm(), error=error, status=413)
+        return _composer(request, run, ReplyForm(), error=too_long, status=413)
     form = ReplyForm(request.POST)
     if not form.is_valid():
         return _composer(request, run, form, error=form.error_text, status=422)
@@ -274,11 +287,15 @@ async def run_reply(request: HttpRequest, run_id: int) -> HttpResponse:
         # The button's outcome goes beside it: the operator's draft in the composer stays.
         return await _new_conversation(request, run, text)
     if len(text.encode()) > settings.LAB_REPLY_MAX_BYTES:
-        return _composer(
-            request, run, form, error=f"That is longer than {settings.LAB_REPLY_MAX_BYTES} bytes.", status=413
-        )
-    if not run.is_ended and not await sync_to_async(services.run_alive, thread_sensitive=False)(run):
-        await sync_to_async(services.run_mark_ended)(run=run)
+        return _composer(request, run, form, error=too_long, status=413)
+    return await _send_reply(request, run, form, text=text, again=again)
+
+
+async def _send_reply(
+    request: HttpRequest, run: Run, form: ReplyForm, *, text: str, again: bool
+) -> HttpResponse:
+    """The service checks that the run is alive (marking it ended when its terminal is gone);
+    each typed refusal keeps the draft in the composer."""
     try:
         await sync_to_async(services.run_reply, thread_sensitive=False)(run=run, text=text, again=again)
     except ReplyNotDelivered as exc:
@@ -427,28 +444,38 @@ async def run_answer(request: HttpRequest, run_id: int) -> HttpResponse:
     run = await _aget_run(run_id)
     tool_use_id = request.POST.get("tool_use_id", "")
     declined = request.POST.get("decline") == "1"
-    pending = await sync_to_async(services.pending_dialog, thread_sensitive=False)(run)
-    current = pending if pending is not None and pending.tool_use_id == tool_use_id else None
-    if not tool_use_id:
-        error = "The form names no dialog."
-        return _dialog_area(request, run, {"dialog": pending, "dialog_error": error}, 422)
     try:
+        if not tool_use_id:
+            raise MalformedAnswer("The form names no dialog.")
         answers = [] if declined else parse_answers(request.POST)
     except MalformedAnswer as exc:
-        return _dialog_area(request, run, {"dialog": current, "dialog_error": str(exc)}, 422)
+        return await _answer_unfit(request, run, tool_use_id, str(exc))
+    return await _answer(request, run, tool_use_id, answers, declined=declined)
+
+
+async def _answer(
+    request: HttpRequest, run: Run, tool_use_id: str, answers: list[Answer], *, declined: bool
+) -> HttpResponse:
     try:
-        # In its own thread: the recipe's pacing and the recorded-check take seconds.
-        await sync_to_async(services.dialog_answer, thread_sensitive=False)(
+        # In its own thread: the recipe's pacing and the recorded-check take seconds. The
+        # service reads the pending dialog (after its claim) and checks the run is alive, once.
+        dialog = await sync_to_async(services.dialog_answer, thread_sensitive=False)(
             run=run, tool_use_id=tool_use_id, answers=answers, decline=declined
         )
-    except StaleDialog as exc:
+    except (StaleDialog, SessionGone) as exc:  # StaleDialog first: it is a DialogNotAnswerable
         return _dialog_area(request, run, {"dialog": None, "dialog_error": str(exc)}, 409)
     except DialogNotAnswerable as exc:
-        return _dialog_area(request, run, {"dialog": current, "dialog_error": str(exc)}, 422)
-    except SessionGone as exc:
-        return _dialog_area(request, run, {"dialog": None, "dialog_error": str(exc)}, 409)
+        return await _answer_unfit(request, run, tool_use_id, str(exc))
     except ReplyNotDelivered as exc:
         return _dialog_area(request, run, {"dialog": None, "dialog_error": str(exc)}, 502)
     finally:
         poke(run.pk)
-    return _dialog_area(request, run, {"answered": _answered_summary(current, answers, declined)})
+    return _dialog_area(request, run, {"answered": _answered_summary(dialog, answers, declined)})
+
+
+async def _answer_unfit(request: HttpRequest, run: Run, tool_use_id: str, error: str) -> HttpResponse:
+    """422, nothing sent: the dialog the form answered, still pending, is offered again (any
+    pending one when the form named none)."""
+    pending = await sync_to_async(services.pending_dialog, thread_sensitive=False)(run)
+    current = pending if pending is not None and tool_use_id in ("", pending.tool_use_id) else None
+    return _dialog_area(request, run, {"dialog": current, "dialog_error": error}, 422)

@@ -22,6 +22,7 @@ from channels.layers import get_channel_layer
 from django.db import connections
 from django.template.loader import render_to_string
 
+from broadcast import groups
 from providers.base import LiveSignals
 from providers.registry import get_provider
 from providers.schema import RunState
@@ -316,7 +317,7 @@ class RunWatcher:
             )
         if snap.state != self.state:
             badge = render_to_string("runs/list.html#badge", {"run": run, "state": snap.state, "oob": True})
-            await layer.group_send("runs", {"type": "lab.html", "html": badge})
+            await layer.group_send(groups.RUNS, {"type": groups.HTML_EVENT, "html": badge})
         self.epoch, self.next_seq, self.panel, self.state, self.path = (
             snap.epoch,
             snap.next_seq,

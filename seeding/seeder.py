@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from providers.schema import SeedMeta
-from runs.worktrees import git, git_path, toplevel
+from seeding.worktrees import git, git_path, toplevel
 
 RECORD_NAME = "lab-seed.json"  # per-worktree git dir: never in the work tree, never committed
 EXCLUDE_HEADER = "# lab: files seeded into worktrees; never committed"

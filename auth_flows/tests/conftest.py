@@ -4,6 +4,7 @@ import pytest
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 
+from broadcast import groups
 from providers.registry import _load, get_provider
 from tests.factories import UserFactory
 
@@ -40,7 +41,7 @@ class LabGroup:
     def __init__(self):
         self.layer = get_channel_layer()
         self.channel = async_to_sync(self.layer.new_channel)()
-        async_to_sync(self.layer.group_add)("lab", self.channel)
+        async_to_sync(self.layer.group_add)(groups.LAB, self.channel)
 
     def receive(self, timeout=2.0):
         async def get():

@@ -27,7 +27,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, TYPE_CHECKING
+from typing import IO, Protocol
 from urllib.parse import parse_qs, urlsplit
 
 import orjson
@@ -36,8 +36,19 @@ from django.conf import settings
 from providers.errors import InvalidCode, LoginFailed, LoginTimeout
 from providers.schema import AuthStatus, LoginStart
 
-if TYPE_CHECKING:
-    from providers.claude_code.provider import ClaudeCodeProvider
+
+class Agent(Protocol):
+    """What the login needs of the provider: its id (one login at a time per id), its name for
+    messages, and how to run its binary."""
+
+    id: str
+
+    def display_name(self) -> str: ...
+
+    def binary(self) -> str: ...
+
+    def agent_env(self) -> dict[str, str]: ...
+
 
 STATUS_TIMEOUT_S = 15.0
 LOGOUT_TIMEOUT_S = 30.0  # logout also asks the server to revoke the token
@@ -65,7 +76,7 @@ NO_LOGIN = "No login is waiting for a code. Start a new login."
 # --- status ----------------------------------------------------------------------------------
 
 
-def auth_status(provider: ClaudeCodeProvider) -> AuthStatus:
+def auth_status(provider: Agent) -> AuthStatus:
     try:
         done = subprocess.run(
             [provider.binary(), "auth", "status"],
@@ -140,7 +151,7 @@ def _locked(provider_id: str) -> Iterator[None]:
         yield
 
 
-def login_start(provider: ClaudeCodeProvider) -> LoginStart:
+def login_start(provider: Agent) -> LoginStart:
     with _locked(provider.id):
         _discard(provider.id)  # one login at a time: a new start ends the pending one
         login = _launch(provider)
@@ -154,7 +165,7 @@ def login_start(provider: ClaudeCodeProvider) -> LoginStart:
         return start
 
 
-def login_code(provider: ClaudeCodeProvider, code: str) -> AuthStatus:
+def login_code(provider: Agent, code: str) -> AuthStatus:
     code = validate_code(code)
     with _locked(provider.id):
         login = _claim(provider.id)
@@ -185,7 +196,7 @@ def login_code(provider: ClaudeCodeProvider, code: str) -> AuthStatus:
     return _outcome(provider, login, returncode)
 
 
-def logout(provider: ClaudeCodeProvider) -> AuthStatus:
+def logout(provider: Agent) -> AuthStatus:
     with _locked(provider.id):
         _discard(provider.id)
     try:
@@ -225,7 +236,7 @@ def validate_code(code: str) -> str:
 # --- process plumbing ------------------------------------------------------------------------
 
 
-def _env(provider: ClaudeCodeProvider) -> dict[str, str]:
+def _env(provider: Agent) -> dict[str, str]:
     env = provider.agent_env()
     # Test-only: the live tests route the CLI to a local TLS proxy (HTTPS_PROXY,
     # NODE_EXTRA_CA_CERTS). Unset in production.
@@ -258,7 +269,7 @@ def write_browser_wrapper(workdir: Path, capture_file: Path) -> Path:
     return wrapper
 
 
-def _launch(provider: ClaudeCodeProvider) -> _Login:
+def _launch(provider: Agent) -> _Login:
     workdir = Path(tempfile.mkdtemp(prefix="lab-login-"))  # mkdtemp: 0700
     env = _env(provider)
     env["BROWSER"] = str(write_browser_wrapper(workdir, workdir / "browser-url"))
@@ -423,7 +434,7 @@ def _signal_group(proc: subprocess.Popen[bytes], sig: signal.Signals) -> None:
         os.killpg(proc.pid, sig)  # start_new_session: the group id is the child's pid
 
 
-def _outcome(provider: ClaudeCodeProvider, login: _Login, returncode: int) -> AuthStatus:
+def _outcome(provider: Agent, login: _Login, returncode: int) -> AuthStatus:
     if returncode == 0:
         status = auth_status(provider)
         if not status.logged_in:

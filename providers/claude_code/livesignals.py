@@ -24,6 +24,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from providers.bounded import put_bounded
 from providers.claude_code.dialogs import ASK_TOOL, PLAN_TOOL, approval_dialog
 from providers.claude_code.transcript import dialog_for
 from providers.schema import Dialog
@@ -69,6 +70,9 @@ class SpoolView:
     # When the newest tool began (PreToolUse) that has neither finished nor asked permission
     # yet (0: none): a prompt may be about to be shown for it.
     unsettled_tool_ns: int = 0
+    # Tools still open here that only the transcript can close (a declined picker, a rejected
+    # tool: a tool_result and no hook): what the caller checks it for, as `resolved`.
+    open_ids: frozenset[str] = frozenset()
 
     @property
     def dialog(self) -> Dialog | None:
@@ -86,7 +90,7 @@ class _Fold:
     last_pre: dict[str, tuple[str, str]] = field(default_factory=dict)  # tool_name → (id, file)
     # Recent PreToolUses (id → tool, input, file): a PermissionRequest repeats its tool's input,
     # which tells two calls of one tool apart when several are issued in one turn.
-    pres: OrderedDict[str, tuple[str, object, str]] = field(default_factory=OrderedDict)
+    pres: dict[str, tuple[str, object, str]] = field(default_factory=dict)
     permission: tuple[str, str, str] | None = None  # (tool_name, tool_use_id, file)
     blocked: tuple[str, str, tuple[str, ...]] | None = None  # (tool_name, tool_use_id, files)
     session_start: str = ""
@@ -119,9 +123,7 @@ class _Fold:
             return
         if name == "PreToolUse" and tool_use_id:
             self.last_pre[tool] = (tool_use_id, file)
-            self.pres[tool_use_id] = (tool, e.get("tool_input"), file)
-            while len(self.pres) > MAX_PRES:
-                self.pres.popitem(last=False)
+            put_bounded(self.pres, tool_use_id, (tool, e.get("tool_input"), file), MAX_PRES)
             self.unsettled[tool_use_id] = event_time_ns(e)
             if tool in DIALOG_TOOLS and tool_use_id not in self.posted:
                 tool_input = e.get("tool_input")
@@ -171,6 +173,15 @@ class _Fold:
             if self.permission is not None and self.permission[1] in ("", tool_use_id):
                 self.permission = None
 
+    def open_ids(self) -> frozenset[str]:
+        ids = {*self.pending, *self.unsettled}
+        if self.blocked is not None:
+            ids.add(self.blocked[1])
+        if self.permission is not None:
+            ids.add(self.permission[1])
+        ids.discard("")
+        return frozenset(ids)
+
     def finish(self) -> None:
         # The transcript's tool_results (a decline writes one, a PostToolUse never comes).
         for tool_use_id in [t for t in self.pending if t in self.resolved]:
@@ -209,6 +220,7 @@ def fold(events: Iterable[Mapping[str, Any]], resolved: frozenset[str] | set[str
         permission_open=f.permission is not None,
         permission_tool_use_id=f.permission[1] if f.permission else "",
         unsettled_tool_ns=max(f.unsettled.values(), default=0),
+        open_ids=f.open_ids(),
     )
 
 

@@ -25,6 +25,7 @@ from typing import Any
 
 import orjson
 
+from providers.bounded import put_bounded
 from providers.claude_code.dialogs import (
     ASK_TOOL,
     PLAN_OPTIONS,
@@ -475,9 +476,7 @@ class _Reader:
             # compat §13: the Agent tool returns at once; the agent works in the background.
             found = _AGENT_ID.search(result)
             side = found.group(1) if found else ""
-            if len(self.agents) >= MAX_AGENTS:
-                self.agents.pop(next(iter(self.agents)))
-            self.agents[tool_use_id] = Agent(tool_use_id, call.description, side)
+            put_bounded(self.agents, tool_use_id, Agent(tool_use_id, call.description, side), MAX_AGENTS)
             result = f"Agent “{call.description}” is working in the background"
         self.emit(
             MessageKind.TOOL_RESULT,
@@ -568,18 +567,14 @@ class _Reader:
         if not tool_use_id:
             return
         self.tool_names.append((tool_use_id, name))
-        if len(self.running) >= RECENT_TOOLS:
-            self.running.pop(next(iter(self.running)))
-        self.running[tool_use_id] = f"{name} {summarize_input(name, tool_input)}".strip()
+        running = f"{name} {summarize_input(name, tool_input)}".strip()
+        put_bounded(self.running, tool_use_id, running, RECENT_TOOLS)
         if name in AGENT_TOOLS:
-            if len(self.agent_calls) >= MAX_AGENTS:
-                self.agent_calls.pop(next(iter(self.agent_calls)))
-            self.agent_calls[tool_use_id] = Agent(tool_use_id, _str(tool_input.get("description")))
+            call = Agent(tool_use_id, _str(tool_input.get("description")))
+            put_bounded(self.agent_calls, tool_use_id, call, MAX_AGENTS)
         dialog = dialog_for(tool_use_id, name, tool_input)
         if dialog is not None:
-            if len(self.pending) >= MAX_PENDING:
-                self.pending.pop(next(iter(self.pending)))
-            self.pending[tool_use_id] = PendingTool(tool_use_id, name, dialog)
+            put_bounded(self.pending, tool_use_id, PendingTool(tool_use_id, name, dialog), MAX_PENDING)
 
     # -- system and queue -----------------------------------------------------------------
 

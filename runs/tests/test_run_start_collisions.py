@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from runs import services, worktrees
+from runs import services
 from runs.models import Run
+from seeding import worktrees
 
 pytestmark = pytest.mark.django_db
 

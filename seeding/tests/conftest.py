@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from runs.worktrees import worktree_create
+from seeding.worktrees import worktree_create
 
 
 def git(cwd: Path, *args: str) -> str:

@@ -93,7 +93,7 @@ def test_a_dry_run_writes_nothing(repo, linked, pool):
 
 
 def test_the_records_are_per_worktree(repo, linked, tmp_path):
-    from runs.worktrees import worktree_create
+    from seeding.worktrees import worktree_create
 
     other = worktree_create(repository=repo, branch="run-2", path=tmp_path / "wt2")
     seed(linked, META, context_text="one\n", skills_pool=None)

@@ -13,11 +13,10 @@ from pathlib import Path
 import pytest
 
 from providers import registry
-from providers.base import ConnectingReporter, DeepLinker, LiveSignals
+from providers.base import ConnectingReporter, LiveSignals
 from providers.schema import RunState
 from providers.testing import (
     FakeWithoutConnecting,
-    FakeWithoutDeepLinker,
     FakeWithoutLiveSignals,
     FullFakeProvider,
     fake_append,
@@ -26,10 +25,9 @@ from providers.tmux import Tmux
 from runs import services
 
 VARIANTS = {
-    "providers.testing.FullFakeProvider": (FullFakeProvider, {LiveSignals, DeepLinker, ConnectingReporter}),
-    "providers.testing.FakeWithoutLiveSignals": (FakeWithoutLiveSignals, {DeepLinker, ConnectingReporter}),
-    "providers.testing.FakeWithoutDeepLinker": (FakeWithoutDeepLinker, {LiveSignals, ConnectingReporter}),
-    "providers.testing.FakeWithoutConnecting": (FakeWithoutConnecting, {LiveSignals, DeepLinker}),
+    "providers.testing.FullFakeProvider": (FullFakeProvider, {LiveSignals, ConnectingReporter}),
+    "providers.testing.FakeWithoutLiveSignals": (FakeWithoutLiveSignals, {ConnectingReporter}),
+    "providers.testing.FakeWithoutConnecting": (FakeWithoutConnecting, {LiveSignals}),
 }
 
 
@@ -37,7 +35,7 @@ VARIANTS = {
 def test_each_variant_lacks_exactly_its_capability(dotted):
     cls, capabilities = VARIANTS[dotted]
     provider = cls()
-    for protocol in (LiveSignals, DeepLinker, ConnectingReporter):
+    for protocol in (LiveSignals, ConnectingReporter):
         assert isinstance(provider, protocol) == (protocol in capabilities), protocol.__name__
 
 

@@ -11,8 +11,9 @@ import pytest
 
 from providers.errors import SessionGone
 from providers.tmux import Tmux, check_name
-from runs import services, worktrees
+from runs import services
 from runs.models import Run
+from seeding import worktrees
 
 SHELLISH = ["a;touch /tmp/x", "$(touch x)", "`touch x`", "a|b", "a&b", "a>b", "a b", "a\nb", "a'b", 'a"b']
 TMUX_SEPARATORS = ["-t", "-foo", ":x", ".x", "a:b", "a.b", "=a", "a=b", "#{pane_pid}", "%1", "@1", "!", "~"]

@@ -31,11 +31,11 @@ SINKS = {
 }
 # The operator's request path, and nothing else, may reach a key.
 ALLOWED = {
-    "providers/claude_code/provider.py:ClaudeCodeProvider.reply",
-    "providers/claude_code/provider.py:ClaudeCodeProvider.interrupt",
-    "providers/claude_code/provider.py:ClaudeCodeProvider.answer_dialog",
-    "providers/claude_code/provider.py:ClaudeCodeProvider._play",
-    "providers/claude_code/provider.py:ClaudeCodeProvider.return_to_prompt",
+    "providers/claude_code/replying.py:Replying.reply",
+    "providers/claude_code/replying.py:Replying.interrupt",
+    "providers/claude_code/replying.py:Replying.return_to_prompt",
+    "providers/claude_code/answering.py:Answering.answer_dialog",
+    "providers/claude_code/answering.py:Answering._play",
     "providers/testing.py:FakeProvider.reply",
     "providers/testing.py:FakeProvider.interrupt",
     "providers/testing.py:FakeProvider.answer_dialog",
@@ -50,6 +50,9 @@ SIGNAL_READERS = [
     "runs/transcripts.py",
     "runs/live.py",
     "providers/claude_code/livesignals.py",
+    "providers/claude_code/signals.py",
+    "providers/claude_code/reading.py",
+    "providers/claude_code/tool_results.py",
     "providers/claude_code/spool.py",
     "providers/claude_code/transcript.py",
     "providers/claude_code/hook_spool.py",
@@ -147,17 +150,17 @@ def test_nothing_that_reads_a_signal_reaches_a_keystroke():
     reach = _reaching_a_key()
     for module in SIGNAL_READERS:
         assert not [q for q in reach if q.startswith(f"{module}:")], module
-    readers = {
-        "pending_dialog",
-        "blocked_state",
-        "spool_view",
-        "sweep",
-        "read_transcript",
-        "locate_transcript",
-        "setup",
-    }
+    readers = [
+        "providers/claude_code/signals.py:Signals.pending_dialog",
+        "providers/claude_code/signals.py:Signals.blocked_state",
+        "providers/claude_code/signals.py:Signals.spool_view",
+        "providers/claude_code/signals.py:Signals.sweep",
+        "providers/claude_code/reading.py:Reading.read_transcript",
+        "providers/claude_code/reading.py:Reading.locate_transcript",
+    ]
+    functions = _functions()
     for reader in readers:
-        assert f"providers/claude_code/provider.py:ClaudeCodeProvider.{reader}" not in reach, reader
+        assert reader in functions and reader not in reach, reader
 
 
 def test_the_consumers_call_nothing_that_sends_a_key():

@@ -241,7 +241,7 @@ def test_the_claude_adapter_sends_text_only_by_paste_and_only_enter_as_a_key(mon
     provider = ClaudeCodeProvider()
     monkeypatch.setattr(provider, "_wait_ready", lambda run, tmux: None)
     monkeypatch.setattr(provider, "_wait_recorded", lambda *a, **k: True)
-    monkeypatch.setattr("providers.claude_code.provider.time.sleep", lambda s: None)
+    monkeypatch.setattr("providers.claude_code.replying.time.sleep", lambda s: None)
     handle = RunHandle(
         run_id=1, worktree="/tmp", tmux_socket="labsec", tmux_session="lab-x", transcript_path=""
     )

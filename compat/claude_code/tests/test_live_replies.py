@@ -19,8 +19,8 @@ from compat.adapter import AdapterRun
 from compat.claude_code.adapter import spawn_adapter_run
 from compat.claude_code.home import installed_version
 from compat.claude_code.scripted_model import text, tool_use, when
-from providers.claude_code import provider as claude_provider
-from providers.claude_code.provider import records_prompt
+from providers.claude_code import replying as claude_provider
+from providers.claude_code.replying import records_prompt
 from providers.errors import PromptPending, ReplyInFlight, ReplyNotDelivered, ReplyRefused
 from providers.tmux import Tmux
 

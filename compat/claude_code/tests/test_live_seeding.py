@@ -24,8 +24,8 @@ from providers.registry import get_provider
 from providers.schema import ProjectServers, WorkspaceChoices
 from providers.tmux import Tmux
 from runs.services import run_handle, run_start
-from runs.worktrees import worktree_create
 from seeding.seeder import SeedOutcome, seed
+from seeding.worktrees import worktree_create
 
 # COMPAT-seeding §1: the folder-trust dialog of 2.1.328.
 TRUST_DIALOG_RE = r"Is this a project you created or one you trust\?|Yes, I trust this folder"

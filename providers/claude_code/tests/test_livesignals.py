@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from compat.claude_code.home import fixtures_dir
+from providers.claude_code import ClaudeCodeProvider
 from providers.claude_code.livesignals import fold, sweepable
 from providers.claude_code.spool import spool_events
 from providers.schema import DialogKind, RunHandle, RunState
@@ -244,14 +245,17 @@ def test_sweep_never_deletes_fresh_files(spool):
 
 @pytest.fixture
 def provider(settings):
-    from providers.claude_code import ClaudeCodeProvider
-
     return ClaudeCodeProvider()
 
 
-def handle_for(spool: Spool) -> RunHandle:
+def handle_for(spool: Spool, transcript_path: str = "") -> RunHandle:
     return RunHandle(
-        run_id=1, worktree="/wt", tmux_socket="labtest-x", tmux_session="s", spool_dir=str(spool.path)
+        run_id=1,
+        worktree="/wt",
+        tmux_socket="labtest-x",
+        tmux_session="s",
+        spool_dir=str(spool.path),
+        transcript_path=transcript_path,
     )
 
 
@@ -273,20 +277,23 @@ def test_the_view_is_cached_on_the_spool_signature(provider, spool, monkeypatch)
     spool.write(prompt(), ASK)
     provider.pending_dialog(h)
     calls = []
-    from providers.claude_code import provider as module
+    from providers.claude_code import reading, signals
 
-    monkeypatch.setattr(module, "spool_events", lambda d: calls.append(d) or [])
+    monkeypatch.setattr(signals, "spool_events", lambda d: calls.append(d) or [])
+    monkeypatch.setattr(reading, "spool_events", lambda d: calls.append(d) or [])
     for _ in range(50):
         assert provider.pending_dialog(h) is not None  # no re-read: still the cached view
     assert calls == []
-    assert provider.change_signature(h) == provider.change_signature(h)
 
 
 def test_a_transcript_tool_result_reconciles_the_spool(provider, spool, tmp_path):
-    h = handle_for(spool)
+    """A decline gets no closing hook, only a tool_result in the transcript. pending_dialog
+    finds it by itself: no read_transcript has to come first (nothing here calls it)."""
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text("")
+    h = handle_for(spool, str(transcript))
     spool.write(prompt(), ASK)
     assert provider.pending_dialog(h) is not None
-    transcript = tmp_path / "t.jsonl"
     result = {
         "type": "user",
         "uuid": "u1",
@@ -298,11 +305,10 @@ def test_a_transcript_tool_result_reconciles_the_spool(provider, spool, tmp_path
         },
         "toolUseResult": "User rejected tool use",
     }
-    transcript.write_text(json.dumps(result) + "\n")
-    from providers.schema import Cursor
-
-    provider.read_transcript(str(transcript), Cursor(path=str(transcript)))
+    with transcript.open("a") as f:
+        f.write(json.dumps(result) + "\n")
     assert provider.pending_dialog(h) is None
+    assert ClaudeCodeProvider().pending_dialog(h) is None  # another worker's instance, as fresh
 
 
 def test_the_intent_store_is_bounded_oldest_evicted(provider):
@@ -314,10 +320,8 @@ def test_the_intent_store_is_bounded_oldest_evicted(provider):
     assert len(kept) == 100 and "t0" not in kept and "t129" in kept
 
 
-def test_setup_returns_the_hook_settings(provider, spool):
-    settings_payload, argv = provider.setup(handle_for(spool))
-    assert argv == []
-    hooks = settings_payload["hooks"]
+def test_the_hook_settings_cover_the_live_channel(provider, spool):
+    hooks = provider.hook_settings(str(spool.path))["hooks"]
     assert {"PreToolUse", "PostToolUse", "PermissionRequest", "Notification"} <= set(hooks)
 
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from providers.claude_code.provider import ClaudeCodeProvider, _normalize, _Outbox, records_prompt
+from providers.claude_code.provider import ClaudeCodeProvider
+from providers.claude_code.replying import _normalize, _Outbox, records_prompt
 from providers.errors import ReplyRefused
 
 
@@ -106,7 +107,7 @@ def test_a_queued_prompt_is_reported_until_the_cli_dequeues_it(tmp_path):
 def test_one_reply_at_a_time_per_run_across_workers(tmp_path):
     # Two workers are two processes with their own provider; the lock is a file lock in the run's
     # spool dir, so a second holder is refused even through another open file.
-    from providers.claude_code.provider import _reply_lock
+    from providers.claude_code.replying import _reply_lock
     from providers.errors import ReplyInFlight
     from providers.schema import RunHandle
 

@@ -1,4 +1,4 @@
-"""Git worktrees for runs: create one per run, find one to reuse, remove one safely.
+"""Git worktrees, for runs and the seeder: create one per run, find one to reuse, remove one safely.
 
 Pure functions over `git` argv lists (never a shell): user-supplied names and refs go after
 `--end-of-options`, so a name that looks like an option is data, not a flag. No Django.

@@ -1,14 +1,14 @@
-"""runs.worktrees against real git in temp dirs (no database)."""
+"""seeding.worktrees against real git in temp dirs (no database)."""
 
 from __future__ import annotations
 
 import subprocess
-from pathlib import Path
 
 import pytest
 
-from runs import worktrees
-from runs.worktrees import (
+from seeding import worktrees
+from seeding.tests.conftest import git
+from seeding.worktrees import (
     BranchExists,
     InvalidName,
     NotAGitRepository,
@@ -17,27 +17,6 @@ from runs.worktrees import (
     UnknownRef,
     WorktreeError,
 )
-
-
-def _git(cwd: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid", *args],
-        cwd=cwd,
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout
-
-
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    r = tmp_path / "repo"
-    r.mkdir()
-    _git(r, "init", "-q", "-b", "main")
-    (r / "README.md").write_text("hi\n")
-    _git(r, "add", "README.md")
-    _git(r, "commit", "-q", "-m", "one")
-    return r
 
 
 def test_it_detects_git_repositories(repo, tmp_path):
@@ -84,28 +63,28 @@ def test_invalid_name_is_a_value_error():
 
 
 def test_it_creates_a_worktree_on_a_new_branch_from_head(repo, tmp_path):
-    head = _git(repo, "rev-parse", "HEAD").strip()
+    head = git(repo, "rev-parse", "HEAD").strip()
     wt = worktrees.worktree_create(repository=repo, branch="run-1", path=tmp_path / "wt1")
     assert wt == (tmp_path / "wt1").resolve()
     assert (wt / "README.md").read_text() == "hi\n"
-    assert _git(wt, "rev-parse", "--abbrev-ref", "HEAD").strip() == "run-1"
-    assert _git(wt, "rev-parse", "HEAD").strip() == head
+    assert git(wt, "rev-parse", "--abbrev-ref", "HEAD").strip() == "run-1"
+    assert git(wt, "rev-parse", "HEAD").strip() == head
 
 
 def test_it_branches_from_a_chosen_base_ref(repo, tmp_path):
-    first = _git(repo, "rev-parse", "HEAD").strip()
+    first = git(repo, "rev-parse", "HEAD").strip()
     (repo / "b.txt").write_text("b\n")
-    _git(repo, "add", "b.txt")
-    _git(repo, "commit", "-q", "-m", "two")
+    git(repo, "add", "b.txt")
+    git(repo, "commit", "-q", "-m", "two")
     wt = worktrees.worktree_create(repository=repo, branch="old", path=tmp_path / "wt", base_ref=first)
-    assert _git(wt, "rev-parse", "HEAD").strip() == first
+    assert git(wt, "rev-parse", "HEAD").strip() == first
     assert not (wt / "b.txt").exists()
 
 
 def test_shell_metacharacters_are_just_bytes(repo, tmp_path):
     name = "a;b$(touch${IFS}pwned)`touch${IFS}pwned2`"
     wt = worktrees.worktree_create(repository=repo, branch=name, path=tmp_path / "w;$(x)")
-    assert _git(wt, "rev-parse", "--abbrev-ref", "HEAD").strip() == name
+    assert git(wt, "rev-parse", "--abbrev-ref", "HEAD").strip() == name
     assert not list(tmp_path.rglob("pwned*"))
     assert worktrees.worktree_find(repo, name) == wt
 
@@ -129,7 +108,7 @@ def test_it_refuses_a_non_git_path(tmp_path):
 
 
 def test_it_refuses_an_existing_branch(repo, tmp_path):
-    _git(repo, "branch", "taken")
+    git(repo, "branch", "taken")
     with pytest.raises(BranchExists, match="already exists"):
         worktrees.worktree_create(repository=repo, branch="taken", path=tmp_path / "wt")
 
@@ -148,7 +127,7 @@ def test_it_refuses_an_unknown_base_ref(repo, tmp_path):
 def test_it_explains_an_empty_repository(tmp_path):
     r = tmp_path / "empty"
     r.mkdir()
-    _git(r, "init", "-q")
+    git(r, "init", "-q")
     with pytest.raises(UnknownRef, match="no commits"):
         worktrees.worktree_create(repository=r, branch="x", path=tmp_path / "wt")
 
@@ -182,7 +161,7 @@ def test_it_refuses_to_remove_uncommitted_work(repo, tmp_path, dirty):
         (wt / "new.txt").write_text("new\n")
     else:
         (wt / "s.txt").write_text("s\n")
-        _git(wt, "add", "s.txt")
+        git(wt, "add", "s.txt")
     with pytest.raises(UncommittedChanges, match="uncommitted"):
         worktrees.worktree_remove(repository=repo, path=wt)
     assert wt.exists()
