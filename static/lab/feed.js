@@ -65,10 +65,19 @@
     };
   }
 
+  // A turn ended: what shows its results refreshes (the run's changes view).
+  function turnEnded(run) {
+    document.querySelectorAll('[data-refresh-on-turn="' + run.id + '"]').forEach(function (el) {
+      if (window.htmx) window.htmx.trigger(el, "turn-ended");
+    });
+  }
+
   function receive(feed) {
     if (feed.snapshot) runs.clear();
     feed.runs.forEach(function (run) {
+      const before = runs.get(run.id);
       if (run.state === "ended") runs.delete(run.id); else runs.set(run.id, run);
+      if (!feed.snapshot && before && before.state === "working" && run.state !== "working") turnEnded(run);
     });
     showCount();
     if (feed.notify && feed.runs.length === 1) notify(feed.notify, feed.runs[0]);
