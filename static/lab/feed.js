@@ -49,7 +49,7 @@
 
   const SAID = {
     question: function (run) { return run.name + " asks" + (run.waiting ? ": " + run.waiting : ""); },
-    needs_input: function (run) { return run.name + " needs input" + (run.waiting ? ": " + run.waiting : ""); },
+    needs_input: function (run) { return run.name + " waits for your input" + (run.waiting ? ": " + run.waiting : ""); },
     finished: function (run) { return run.name + " finished its turn"; },
   };
 
