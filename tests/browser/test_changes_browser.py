@@ -32,17 +32,25 @@ def test_a_live_runs_written_edited_and_committed_files_each_show_where_they_bel
     readme = str(wt / "README.md")
     # The agent's HOME has no git identity: the command brings its own.
     identity = "-c user.name=Agent -c user.email=agent@example.invalid"
-    commit = f'git add committed.py README.md && git {identity} commit -q -m "{SUBJECT}" && git add staged.txt'
+    commit = (
+        f'git add committed.py README.md && git {identity} commit -q -m "{SUBJECT}" && git add staged.txt'
+    )
     lab_server.model.script.add(
         when(
             "DIFF-TURN-c41",
-            tool_use("Write", {"file_path": str(wt / "committed.py"), "content": "def answer():\n    return 42\n"}),
+            tool_use(
+                "Write", {"file_path": str(wt / "committed.py"), "content": "def answer():\n    return 42\n"}
+            ),
             tool_use("Read", {"file_path": readme}),
-            tool_use("Edit", {"file_path": readme, "old_string": "browser test repo", "new_string": "edited repo"}),
+            tool_use(
+                "Edit", {"file_path": readme, "old_string": "browser test repo", "new_string": "edited repo"}
+            ),
             tool_use("Write", {"file_path": str(wt / "staged.txt"), "content": "staged by the agent\n"}),
             tool_use("Write", {"file_path": str(wt / "fresh notes.md"), "content": "# fresh\n"}),
             tool_use("Bash", {"command": commit, "description": "Commit the work"}),
-            tool_use("Edit", {"file_path": readme, "old_string": "edited repo", "new_string": "edited again"}),
+            tool_use(
+                "Edit", {"file_path": readme, "old_string": "edited repo", "new_string": "edited again"}
+            ),
             text("DIFF done."),
         )
     )
