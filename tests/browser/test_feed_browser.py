@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from compat.scripted_model import ask_user_question, text, when
+from compat.scripted_model import ask_user_question, slow_text, text, when
 from tests.browser.conftest import LabServer, RunPage, screenshot, start_run
 from tests.browser.test_chat_browser import expect_state, open_run, send
 
@@ -94,3 +94,35 @@ def test_a_run_that_asks_is_counted_in_the_title_and_notified(
     expect_state(page, "idle")
     expect(page).to_have_title(f"{feed_run.name} · lab")
     assert page.evaluate("document.getElementById('favicon').getAttribute('href')") == "data:,"
+
+
+def test_a_long_turn_that_ends_is_notified_and_a_quick_one_is_not(
+    context: Any, page: Any, feed_run: RunPage, lab_server: LabServer
+) -> None:
+    lab_server.model.script.add(
+        when("FEED-QUICK-a90", text("Quick.")),
+        when("FEED-SLOW-b17", slow_text(words=8, delay_s=1.0)),
+    )
+    context.grant_permissions(["notifications"], origin=lab_server.url)
+    page.add_init_script(NOTIFICATION_SPY)
+    page.add_init_script("localStorage.setItem('lab.notify', 'on')")  # opted in before
+    page.goto("/")
+    page.wait_for_function("() => window.__ws && window.__ws.opens >= 1")
+    row = page.locator(f"#run-row-{feed_run.url.rstrip('/').rsplit('/', 1)[-1]}")
+    expect(row.locator(".badge")).to_have_text("idle")
+
+    sender = context.new_page()
+    try:
+        open_run(sender, feed_run)
+        expect_state(sender, "idle")
+        send(sender, "FEED-QUICK-a90")
+        expect(sender.locator("#transcript .msg-assistant_text").last).to_have_text("Quick.")
+        expect_state(sender, "idle")
+        send(sender, "FEED-SLOW-b17")
+        expect(row.locator(".badge")).to_have_text("working")
+        expect_state(sender, "idle")
+    finally:
+        sender.close()
+    page.wait_for_function("() => window.__notes.length > 0")
+    assert page.evaluate("window.__notes.map((n) => n.title)") == [f"lab: {feed_run.name} finished its turn"]
+    expect(row.locator(".badge")).to_have_text("idle")
