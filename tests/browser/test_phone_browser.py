@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,6 +20,7 @@ from tests.browser.conftest import (
     AuthServer,
     LabServer,
     RunPage,
+    _git_repo,
     log_in,
     screenshot,
     start_run,
@@ -28,6 +30,12 @@ from tests.browser.test_chat_browser import expect_state, send
 pytestmark = pytest.mark.browser
 
 PHONE = {"width": 390, "height": 844}
+REAL_SHAPED_URL = (
+    "https://claude.ai/oauth/authorize?code=true&client_id=9d1c250a-e61b-44d9-88ed-5944d1962f5e"
+    "&response_type=code&redirect_uri=https%3A%2F%2Fconsole.anthropic.com%2Foauth%2Fcode%2Fcallback"
+    "&scope=org%3Acreate_api_key+user%3Aprofile+user%3Ainference+user%3Asessions%3Aclaude_code"
+    "&code_challenge=" + "Q" * 43 + "&code_challenge_method=S256&state=" + "S" * 43
+)
 LONG_BRANCH = "lab/phone-a-branch-name-long-enough-to-need-wrapping-on-a-small-screen"
 
 # Elements whose right edge is past the viewport and that no scrolling box of their own holds.
@@ -239,16 +247,29 @@ def test_the_login_pages_fit_a_phone(browser: Any, lab_server: LabServer) -> Non
         ctx.close()
 
 
-def test_the_login_card_with_a_pending_link_fits_a_phone(browser: Any, auth_server: AuthServer) -> None:
+def test_the_login_card_with_a_pending_link_fits_a_phone(
+    browser: Any, auth_server: AuthServer, tmp_path: Path
+) -> None:
     ctx = browser.new_context(base_url=auth_server.url, viewport=PHONE, is_mobile=True, has_touch=True)
     ctx.set_default_timeout(LIVE_TIMEOUT_MS)
     try:
         page = ctx.new_page()
         log_in(page, auth_server.url)
-        page.goto("/providers/")
+        # Where a run start refused while logged out offers the card: the new-run page.
+        page.goto("/runs/new/")
+        page.get_by_label("Repository").fill(str(_git_repo(tmp_path / "repo")))
+        page.get_by_label("Branch").fill("lab/phone-logged-out")
+        page.get_by_role("button", name="Start").click()
         card = page.locator("#auth-card-claude-code")
         card.locator(".auth-login").click()
         expect(card.locator("a.auth-url")).to_be_visible()
+        # The offline sign-in server's link is short; the real one is ~400 characters with a
+        # percent-encoded stretch no line breaks in. The card shows it as text: give it that.
+        page.evaluate(
+            "(url) => document.querySelectorAll('#auth-card-claude-code code').forEach((c) => {"
+            " if (c.textContent.startsWith('https://')) c.textContent = url; })",
+            REAL_SHAPED_URL,
+        )
         fits(page, "login-pending")
         card.locator("details.auth-alternative summary").click()  # the localhost way's link too
         expect(card.locator("details.auth-alternative a")).to_be_visible()
