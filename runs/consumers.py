@@ -6,10 +6,11 @@ from typing import Any
 
 from asgiref.sync import sync_to_async
 from channels.consumer import get_handler_name
-from channels.db import aclose_old_connections
+from channels.db import aclose_old_connections, database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
 from broadcast import groups
+from runs import feed
 from runs.live import catch_up_frames, catch_up_from_memory
 from runs.models import Run
 from runs.watcher import ensure_watcher
@@ -25,7 +26,7 @@ logger = logging.getLogger(__name__)
 
 # Channel-layer events whose handlers need no database connection (run_update prepares its
 # own when it must query).
-NO_DB_EVENTS = frozenset({groups.HTML_EVENT, "run.update"})
+NO_DB_EVENTS = frozenset({groups.HTML_EVENT, "run.update", groups.FEED_EVENT})
 
 
 class LabConsumer(AsyncJsonWebsocketConsumer):
@@ -40,9 +41,28 @@ class LabConsumer(AsyncJsonWebsocketConsumer):
             return
         self.groups_to_join = [groups.LAB, groups.RUNS]
         await self.join_and_accept()
-        # The runs list shows a live badge for every live run: their watchers must run.
+        # The runs list shows a live row for every live run: their watchers must run.
+        await self.watch_live_runs()
+
+    async def watch_live_runs(self) -> None:
         async for run_id in Run.objects.live().values_list("pk", flat=True):
             ensure_watcher(run_id)
+
+    async def receive_json(self, content: Any, **kwargs: Any) -> None:
+        if content.get("type") == "feed":
+            await self.follow_feed()
+
+    async def follow_feed(self) -> None:
+        """The page's script asks for the runs feed each time its socket opens: it counts the
+        runs that wait, so their watchers must run, and it starts from every live run's state
+        (a page woken from sleep catches up here). Joined before the snapshot is read, so no
+        change falls between the two."""
+        if feed.FEED_GROUP not in self.groups_to_join:
+            self.groups_to_join.append(feed.FEED_GROUP)
+            await self.channel_layer.group_add(feed.FEED_GROUP, self.channel_name)
+        await self.watch_live_runs()
+        entries = await database_sync_to_async(feed.snapshot)()
+        await self.send(text_data=feed.frame(runs=entries, snapshot=True))
 
     async def dispatch(self, message: dict[str, Any]) -> None:
         """channels runs close_old_connections in its one sync thread before every handler: a
@@ -64,6 +84,9 @@ class LabConsumer(AsyncJsonWebsocketConsumer):
 
     async def lab_html(self, event: dict[str, Any]) -> None:
         await self.send(text_data=event["html"])
+
+    async def feed_frame(self, event: dict[str, Any]) -> None:
+        await self.send(text_data=event["text"])
 
     async def receive(
         self, text_data: str | None = None, bytes_data: bytes | None = None, **kwargs: Any
@@ -123,6 +146,7 @@ class RunConsumer(LabConsumer):
 
     async def receive_json(self, content: Any, **kwargs: Any) -> None:
         if content.get("type") != "hello":
+            await super().receive_json(content, **kwargs)
             return
         seq, epoch = content.get("seq", -1), content.get("epoch", "")
         # What the page has: a whole number (not 1e309, not true) and a string.

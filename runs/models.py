@@ -33,6 +33,9 @@ class Run(models.Model):
         help_text="The TUI's pid: a same-named session after a tmux restart is not this run.",
     )
     transcript_path = models.CharField(max_length=4096, blank=True)
+    # The commit the worktree's HEAD was at when the run started: the run's changes view diffs
+    # against it. Empty for runs started before lab recorded it.
+    base_commit = models.CharField(max_length=64, blank=True)
     spawn_options = models.JSONField(default=dict, blank=True)
     # The operator's seeding choices the run started with (WorkspaceChoices): shown on the run
     # page, since the commit guard acts on the agent's commits on their behalf.

@@ -97,6 +97,7 @@ def run_start(
             tmux_socket=settings.LAB_TMUX_SOCKET,
             tmux_session=f"lab-{secrets.token_hex(4)}",  # lab's own name: never a user-supplied target
             spawn_options=dict(options or {}),
+            base_commit=worktrees.head_commit(worktree),
             attribution=choices.attribution,
             project_mcp=choices.project_servers.value,
         )

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from runs import views
+from runs import changes_views, views
 
 app_name = "runs"
 urlpatterns = [
@@ -15,5 +15,7 @@ urlpatterns = [
     path("runs/<int:run_id>/interrupt/", views.run_interrupt, name="interrupt"),
     path("runs/<int:run_id>/return-to-prompt/", views.run_return_to_prompt, name="return_to_prompt"),
     path("runs/<int:run_id>/end/", views.run_end, name="end"),
+    path("runs/<int:run_id>/changes/", changes_views.run_changes, name="changes"),
+    path("runs/<int:run_id>/changes/file/", changes_views.run_changes_file, name="changes_file"),
     path("runs/<int:run_id>/remove-worktree/", views.run_remove_worktree, name="remove_worktree"),
 ]

@@ -29,8 +29,8 @@ from providers.errors import (
     StillStarting,
 )
 from providers.registry import get_provider
-from providers.schema import Answer, AuthStatus, Dialog, RunState
-from runs import commands, services
+from providers.schema import Answer, AuthStatus, Dialog
+from runs import commands, feed, services
 from runs.forms import NewRunForm, ReplyForm
 from runs.live import rerender_html
 from runs.models import Run
@@ -45,17 +45,9 @@ _SIDE_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 @require_GET
 def run_list(request: HttpRequest) -> HttpResponse:
-    runs = list(Run.objects.all()[:200])
-    # Each badge starts right; the lab socket then pushes every change.
-    rows = [(run, services.run_state(run, *_tail_state(run))) for run in runs]
-    return render(request, "runs/list.html", {"rows": rows, "runs": runs})
-
-
-def _tail_state(run: Run) -> tuple[RunState, Dialog | None]:
-    if run.is_ended:
-        return RunState.ENDED, None
-    tail = transcript_tail(run, limit=1)
-    return tail.state, tail.dialog
+    # Each row starts right; the page's socket then pushes every change (runs/feed.py).
+    rows = [feed.row(run) for run in Run.objects.all()[:200]]
+    return render(request, "runs/list.html", {"rows": rows})
 
 
 @require_http_methods(["GET", "POST"])

@@ -22,12 +22,11 @@ from channels.layers import get_channel_layer
 from django.db import connections
 from django.template.loader import render_to_string
 
-from broadcast import groups
 from providers.base import LiveSignals
 from providers.registry import get_provider
 from providers.schema import RunState
 from providers.tmux import Tmux
-from runs import services
+from runs import feed, services
 from runs.inotify import hub
 from runs.leases import WatchLease
 from runs.models import Run
@@ -316,8 +315,8 @@ class RunWatcher:
                 },
             )
         if snap.state != self.state:
-            badge = render_to_string("runs/list.html#badge", {"run": run, "state": snap.state, "oob": True})
-            await layer.group_send(groups.RUNS, {"type": groups.HTML_EVENT, "html": badge})
+            # The feed hook: the runs lists' rows and every page's count of runs that wait.
+            await feed.state_changed(layer, run, previous=self.state, state=snap.state)
         self.epoch, self.next_seq, self.panel, self.state, self.path = (
             snap.epoch,
             snap.next_seq,

@@ -190,6 +190,11 @@ def worktree_checkout(*, repository: Path, branch: str, path: Path) -> Path:
     return Path(os.path.realpath(path))
 
 
+def head_commit(worktree: Path) -> str:
+    """The full id of the commit `worktree`'s HEAD is at."""
+    return _checked("rev-parse", "--verify", "HEAD^{commit}", cwd=worktree).strip()
+
+
 def main_worktree(repository: Path) -> Path:
     """The repository's main work tree (the operator's own checkout), realpath."""
     return Path(os.path.realpath(_worktree_records(Path(repository))[0]["worktree"]))

@@ -46,6 +46,43 @@
     setTimeout(function () { if (source.isConnected && !leaving) wrapper.reconnect(); }, delay);
   });
 
+  // --- waking from sleep ----------------------------------------------------------------------
+  // A phone or a laptop that slept keeps a socket the browser still calls open while the
+  // server has long dropped it: no close event ever comes. After a long hidden spell, a
+  // clock jump (the timer did not run) or the network coming back, each socket is closed
+  // here (4000, lab's own code) and the close handler above reconnects it; the run page's
+  // hello and the feed request then catch the page up.
+  const WAKE_AFTER_MS = 30000;
+  const TICK_MS = 5000;
+  const CLOSE_WOKE = 4000;
+  const sockets = new Map(); // the ws-connect element -> its WebSocket (the open event's target)
+  document.addEventListener("htmx:wsOpen", function (evt) {
+    const ws = evt.detail.event && evt.detail.event.target;
+    if (evt.target instanceof Element && ws instanceof WebSocket) sockets.set(evt.target, ws);
+  });
+  function wake() {
+    sockets.forEach(function (ws, elt) {
+      if (!elt.isConnected) { sockets.delete(elt); return; }
+      // Not the wrapper's reconnect(): it would close this socket itself, and this close's
+      // handler would then close the new one.
+      if (ws.readyState === WebSocket.OPEN) ws.close(CLOSE_WOKE, "woke");
+    });
+  }
+  let hiddenAt = 0;
+  document.addEventListener("visibilitychange", function () {
+    if (document.visibilityState === "hidden") { hiddenAt = Date.now(); return; }
+    if (hiddenAt && Date.now() - hiddenAt > WAKE_AFTER_MS) wake();
+    hiddenAt = 0;
+  });
+  window.addEventListener("online", wake);
+  window.addEventListener("pageshow", function (evt) { if (evt.persisted) wake(); });
+  let lastTick = Date.now();
+  setInterval(function () {
+    const now = Date.now();
+    if (now - lastTick > TICK_MS + WAKE_AFTER_MS) wake();
+    lastTick = now;
+  }, TICK_MS);
+
   // --- sends -------------------------------------------------------------------------------
   // A request that failed without an answer lab could show in place (the network is down,
   // lab is down, a proxy's error page, a 5xx) says so, with its real cause; an older error

@@ -47,6 +47,15 @@
     composer.querySelectorAll("textarea, button").forEach(function (el) { el.disabled = ended; });
   }
 
+  // On a phone the on-screen keyboard takes half the screen: keep the composer in view.
+  document.addEventListener("focusin", function (evt) {
+    const box = evt.target;
+    if (!(box instanceof HTMLTextAreaElement) || !box.closest("#composer")) return;
+    if (window.visualViewport) {
+      window.visualViewport.addEventListener("resize", function () { box.scrollIntoView({ block: "nearest" }); }, { once: true });
+    }
+  });
+
   // --- composer: Enter sends, Shift+Enter is a newline --------------------------------------
   document.addEventListener("keydown", function (evt) {
     const box = evt.target;

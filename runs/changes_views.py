@@ -1,0 +1,83 @@
+"""A run's changes page: what the agent changed in its worktree since the run's base commit
+(runs/changes.py), highlighted (runs/highlight.py)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from asgiref.sync import sync_to_async
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, render
+from django.utils.safestring import SafeString, mark_safe
+from django.views.decorators.http import require_GET
+
+from runs import changes, highlight
+from runs.models import Run
+
+SECTION_TITLES = {
+    "committed": "Committed on the branch",
+    "staged": "Staged",
+    "unstaged": "Not staged",
+    "untracked": "Untracked",
+}
+
+
+@dataclass(frozen=True)
+class ShownFile:
+    change: changes.FileChange
+    section: str
+    rows: list[tuple[str, SafeString]]
+
+
+def shown(change: changes.FileChange, section: str) -> ShownFile:
+    # Pygments escaped every line (runs/highlight.rows): safe to mark.
+    return ShownFile(change, section, [(kind, mark_safe(html)) for kind, html in highlight.rows(change)])  # noqa: S308
+
+
+def _read(run: Run) -> dict[str, object]:
+    try:
+        found = changes.worktree_changes(
+            worktree=Path(run.worktree),
+            base=run.base_commit,
+            repository=Path(run.repository),
+            branch=run.branch,
+        )
+    except changes.ChangesError as exc:
+        return {"changes_error": str(exc)}
+    sections = [
+        (
+            name,
+            SECTION_TITLES[name],
+            [shown(f, name) for f in found.sections[name]],
+            found.hidden.get(name, 0),
+        )
+        for name in changes.SECTIONS
+        if name in found.sections
+    ]
+    return {"found": found, "sections": sections}
+
+
+@require_GET
+async def run_changes(request: HttpRequest, run_id: int) -> HttpResponse:
+    run = await sync_to_async(get_object_or_404)(Run, pk=run_id)
+    context = {"run": run, **await sync_to_async(_read, thread_sensitive=False)(run)}
+    # The page refreshes its changes in place when a turn ends (static/lab/feed.js).
+    template = "runs/changes.html#changes" if request.headers.get("HX-Request") else "runs/changes.html"
+    return render(request, template, context)
+
+
+@require_GET
+def run_changes_file(request: HttpRequest, run_id: int) -> HttpResponse:
+    """One file's whole diff ("load the rest")."""
+    run = get_object_or_404(Run, pk=run_id)
+    section, path = request.GET.get("section", ""), request.GET.get("path", "")
+    try:
+        change = changes.one_file(
+            worktree=Path(run.worktree), base=run.base_commit, section=section, path=path
+        )
+    except changes.ChangesError as exc:
+        return render(request, "runs/changes.html#file_error", {"error": str(exc)}, status=404)
+    return render(
+        request, "runs/changes.html#file", {"run": run, "file": shown(change, section), "open": True}
+    )

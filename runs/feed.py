@@ -1,0 +1,159 @@
+"""The operator's feed: every live run's state, on every page, so a run that waits is noticed
+without watching it.
+
+The run's watcher calls `state_changed` when the state it derived changes; the feed tells every
+logged-in page two things: the runs list's row (an HTML fragment swapped by id) and a small JSON
+entry the page's script keeps (the tab title and favicon count the runs that wait, and an
+opted-in browser notification says which run asks). A page that (re)connects is sent the whole
+`snapshot` first, so one woken from sleep catches up. lab has no per-user runs (every operator
+sees every run), so the feed is one group every authenticated socket joins.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import time
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from asgiref.sync import sync_to_async
+from django.template.loader import render_to_string
+
+from broadcast import groups
+from providers.schema import Dialog, DialogKind, RunState
+from runs import services
+from runs.models import Run
+from runs.transcripts import transcript_tail
+
+FEED_GROUP = groups.FEED
+ROWS_GROUP = groups.RUNS
+# A turn that ran at least this long is worth a "finished" notification; a quick answer is not.
+TURN_NOTIFY_S = 5.0
+WAITING_MAX = 120  # characters of "waiting for: …"
+
+# When each run's current turn began, as this process's watcher saw it (one watcher leads a
+# run across every worker, so its own clock is the right one).
+_working_since: dict[int, float] = {}
+
+
+@dataclass(frozen=True)
+class Entry:
+    """What a page keeps about one run."""
+
+    id: int
+    name: str
+    state: str
+    url: str
+    waiting: str  # what the run waits for ("" unless it asks), one short line
+    activity: str  # ISO 8601: the last write to its transcript, or its start
+
+
+@dataclass(frozen=True)
+class Row:
+    """One line of the runs list."""
+
+    run: Run
+    state: str
+    waiting: str
+    activity: datetime.datetime
+
+
+def waiting_for(dialog: Dialog | None, state: str) -> str:
+    """One short line saying what the run waits for."""
+    if state not in services.DIALOG_STATES:
+        return ""
+    if dialog is None:
+        return "its terminal" if state == RunState.NEEDS_INPUT else "an answer"
+    if dialog.kind == DialogKind.PLAN:
+        text = "approval of a plan"
+    else:
+        first = dialog.all_questions[0] if dialog.all_questions else None
+        text = (first.prompt or first.header) if first is not None else ""
+        text = " ".join((text or dialog.prompt or "an answer").split())
+    return text if len(text) <= WAITING_MAX else text[: WAITING_MAX - 1] + "…"
+
+
+def last_activity(run: Run) -> datetime.datetime:
+    """When the agent last wrote to its transcript (the run's start before it has one)."""
+    try:
+        mtime = os.stat(run.transcript_path).st_mtime if run.transcript_path else None
+    except OSError:
+        mtime = None
+    if mtime is None:
+        return run.created_at
+    return datetime.datetime.fromtimestamp(mtime, tz=datetime.UTC)
+
+
+def row(run: Run, state: str | None = None) -> Row:
+    """The run's row; `state` when the caller has just derived it (the watcher)."""
+    dialog = None
+    if state is None:
+        if run.is_ended:
+            state = RunState.ENDED
+        else:
+            tail = transcript_tail(run, limit=1)
+            state = services.run_state(run, tail.state, tail.dialog)
+    if state in services.DIALOG_STATES:
+        dialog = services.pending_dialog(run)
+    return Row(
+        run=run, state=str(state), waiting=waiting_for(dialog, str(state)), activity=last_activity(run)
+    )
+
+
+def entry(r: Row) -> Entry:
+    return Entry(
+        id=r.run.pk,
+        name=r.run.name,
+        state=r.state,
+        url=r.run.get_absolute_url(),
+        waiting=r.waiting,
+        activity=r.activity.isoformat(),
+    )
+
+
+def snapshot() -> list[Entry]:
+    """Every live run's entry, for a page that has just connected."""
+    return [entry(row(run)) for run in Run.objects.live()]
+
+
+def frame(*, runs: list[Entry], snapshot: bool = False, notify: str = "") -> str:
+    """The JSON text frame a page's script reads (static/lab/feed.js); htmx-ws never swaps it."""
+    return json.dumps({"feed": {"runs": [asdict(e) for e in runs], "snapshot": snapshot, "notify": notify}})
+
+
+def notification(run_id: int, previous: str, state: str, *, now: float | None = None) -> str:
+    """What the operator is told about this change: "question", "needs_input", "finished", or
+    "" for nothing. A watcher that has just started (no previous state) tells nothing: the
+    page's count shows what waits."""
+    now = time.monotonic() if now is None else now
+    if state == RunState.WORKING:
+        if previous != RunState.WORKING:
+            _working_since[run_id] = now
+        return ""
+    began = _working_since.pop(run_id, None)
+    if not previous:
+        return ""
+    if state in services.DIALOG_STATES:
+        return state
+    if state == RunState.IDLE and previous == RunState.WORKING and began is not None:
+        return "finished" if now - began >= TURN_NOTIFY_S else ""
+    return ""
+
+
+async def state_changed(layer: Any, run: Run, *, previous: str, state: str) -> None:
+    """The watcher's hook: the run's state changed from `previous` ("" when the watcher has just
+    started) to `state`. Tells the runs lists and every page's feed."""
+    if layer is None:
+        return
+    notify = notification(run.pk, previous, state)
+    if state in services.DIALOG_STATES:  # what it waits for takes a read of the dialog
+        r = await sync_to_async(row, thread_sensitive=False)(run, state)
+    else:
+        r = row(run, state)
+    html = render_to_string("runs/list.html#row", {"row": r, "oob": True})
+    await layer.group_send(ROWS_GROUP, {"type": groups.HTML_EVENT, "html": html})
+    await layer.group_send(
+        FEED_GROUP, {"type": groups.FEED_EVENT, "text": frame(runs=[entry(r)], notify=notify)}
+    )

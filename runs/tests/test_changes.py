@@ -1,0 +1,177 @@
+"""The changes view's reading of a worktree (runs/changes.py) against real git repositories:
+each kind of change lands in its section, and odd file names are data."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from runs import changes, highlight
+
+GIT = ["git", "-c", "user.name=lab-test", "-c", "user.email=lab-test@example.invalid"]
+
+
+def sh(cwd: Path, *args: str) -> str:
+    return subprocess.run([*GIT, *args], cwd=cwd, check=True, capture_output=True, text=True).stdout
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> tuple[Path, str]:
+    """A repository with one commit; returns (path, base commit)."""
+    path = tmp_path / "repo"
+    path.mkdir()
+    sh(path, "init", "-q", "-b", "main")
+    (path / "keep.py").write_text("def keep():\n    return 1\n")
+    (path / "old name.txt").write_text("".join(f"line {i}\n" for i in range(20)))
+    sh(path, "add", ".")
+    sh(path, "commit", "-q", "-m", "base")
+    return path, sh(path, "rev-parse", "HEAD").strip()
+
+
+def by_path(files: list[changes.FileChange]) -> dict[str, changes.FileChange]:
+    return {f.path: f for f in files}
+
+
+def test_each_kind_of_change_lands_in_its_section(repo):
+    path, base = repo
+    (path / "keep.py").write_text("def keep():\n    return 2\n")
+    (path / "new.py").write_text("x = 1\n")
+    sh(path, "add", "new.py", "keep.py")
+    sh(path, "commit", "-q", "-m", "Edit keep and add new", "-m", "Why: a body line.")
+    (path / "staged.txt").write_text("staged\n")
+    sh(path, "add", "staged.txt")
+    (path / "keep.py").write_text("def keep():\n    return 3\n")
+    (path / "loose.txt").write_text("untracked\n")
+
+    found = changes.worktree_changes(worktree=path, base=base)
+
+    [commit] = found.commits
+    assert (commit.subject, commit.body) == ("Edit keep and add new", "Why: a body line.")
+    committed = by_path(found.sections["committed"])
+    assert committed["new.py"].status == "added"
+    assert committed["keep.py"].status == "modified"
+    assert [(line.kind, line.text) for line in committed["keep.py"].lines if line.kind != "hunk"] == [
+        ("ctx", "def keep():"),
+        ("del", "    return 1"),
+        ("add", "    return 2"),
+    ]
+    assert [f.path for f in found.sections["staged"]] == ["staged.txt"]
+    unstaged = by_path(found.sections["unstaged"])
+    assert ("add", "    return 3") in [(line.kind, line.text) for line in unstaged["keep.py"].lines]
+    [loose] = found.sections["untracked"]
+    assert (loose.path, loose.status, loose.lines[0].text) == ("loose.txt", "untracked", "untracked")
+
+
+def test_a_rename_names_both_paths_and_a_binary_file_is_named_not_dumped(repo):
+    path, base = repo
+    sh(path, "mv", "old name.txt", "new name.txt")
+    (path / "image.png").write_bytes(b"\x89PNG\r\n\x1a\n\0\0\0binary")
+    sh(path, "add", "image.png")
+    sh(path, "commit", "-q", "-m", "rename and add an image")
+    (path / "blob.bin").write_bytes(b"\0" * 100)
+
+    found = changes.worktree_changes(worktree=path, base=base)
+
+    committed = by_path(found.sections["committed"])
+    renamed = committed["new name.txt"]
+    assert (renamed.status, renamed.old_path, renamed.lines) == ("renamed", "old name.txt", ())
+    image = committed["image.png"]
+    assert image.binary and image.lines == ()
+    [blob] = found.sections["untracked"]
+    assert blob.binary and blob.lines == ()
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["with space.txt", "semi;colon $(touch pwned) `x`.txt", "quote'\"s.txt", "new\nline.txt", "-dash.txt"],
+)
+def test_names_with_spaces_and_shell_metacharacters_are_data(repo, name):
+    path, base = repo
+    (path / name).write_text("content\n")
+    sh(path, "add", "--", name)
+    sh(path, "commit", "-q", "-m", "odd name")
+    (path / name).write_text("content\nmore\n")
+    (path / f"untracked {name}").write_text("u\n")
+
+    found = changes.worktree_changes(worktree=path, base=base)
+
+    assert [f.path for f in found.sections["committed"]] == [name]
+    assert [f.path for f in found.sections["unstaged"]] == [name]
+    assert [f.path for f in found.sections["untracked"]] == [f"untracked {name}"]
+    whole = changes.one_file(worktree=path, base=base, section="unstaged", path=name)
+    assert ("add", "more") in [(line.kind, line.text) for line in whole.lines]
+    assert not (path / "pwned").exists()
+
+
+def test_a_huge_file_is_truncated_and_loads_whole_on_request(repo):
+    path, base = repo
+    (path / "big.txt").write_text("".join(f"row {i}\n" for i in range(5000)))
+    sh(path, "add", "big.txt")
+    sh(path, "commit", "-q", "-m", "big")
+
+    [big] = changes.worktree_changes(worktree=path, base=base).sections["committed"]
+    assert big.truncated and len(big.lines) == changes.PREVIEW_LINES and big.total_lines == 5001
+    assert big.additions == 5000
+    whole = changes.one_file(worktree=path, base=base, section="committed", path="big.txt")
+    assert not whole.truncated and len(whole.lines) == 5001
+
+
+def test_load_the_rest_serves_only_a_path_git_lists(repo):
+    path, base = repo
+    (path / "a.txt").write_text("a\n")
+    for section, asked in [
+        ("untracked", "../repo/keep.py"),
+        ("untracked", "/etc/passwd"),
+        ("committed", "keep.py"),
+    ]:
+        with pytest.raises(changes.ChangesError):
+            changes.one_file(worktree=path, base=base, section=section, path=asked)
+    with pytest.raises(changes.ChangesError):
+        changes.one_file(worktree=path, base=base, section="HEAD --output=/tmp/x", path="a.txt")
+
+
+def test_an_untracked_symlink_out_of_the_worktree_is_named_not_read(repo, tmp_path):
+    path, base = repo
+    secret = tmp_path / "secret.txt"
+    secret.write_text("TOP SECRET\n")
+    os.symlink(secret, path / "link.txt")
+    [link] = changes.worktree_changes(worktree=path, base=base).sections["untracked"]
+    assert link.path == "link.txt" and link.lines == ()
+
+
+def test_a_removed_worktree_shows_the_branchs_commits_from_the_repository(repo, tmp_path):
+    path, base = repo
+    wt = tmp_path / "wt"
+    sh(path, "worktree", "add", "-q", "-b", "lab/gone", str(wt))
+    (wt / "done.txt").write_text("done\n")
+    sh(wt, "add", "done.txt")
+    sh(wt, "commit", "-q", "-m", "Finish the work")
+    sh(path, "worktree", "remove", str(wt))
+
+    found = changes.worktree_changes(worktree=wt, base=base, repository=path, branch="lab/gone")
+    assert [c.subject for c in found.commits] == ["Finish the work"]
+    assert [f.path for f in found.sections["committed"]] == ["done.txt"]
+    assert "staged" not in found.sections
+    assert any("no longer exists" in note for note in found.notes)
+
+    gone = changes.worktree_changes(worktree=wt, base=base, repository=path, branch="lab/never")
+    assert gone.sections == {} and any("gone from the repository" in n for n in gone.notes)
+
+
+def test_highlighting_escapes_and_keeps_one_row_per_line():
+    change = changes.FileChange(
+        path="x.py",
+        status="modified",
+        lines=(
+            changes.Line("hunk", "@@ -1 +1 @@ <b>"),
+            changes.Line("del", 'print("<script>")'),
+            changes.Line("add", "def f(): pass"),
+        ),
+    )
+    rows = highlight.rows(change)
+    assert [kind for kind, _ in rows] == ["hunk", "del", "add"]
+    assert "<script>" not in "".join(h for _, h in rows) and "&lt;script&gt;" in rows[1][1]
+    assert '<span class="k">def</span>' in rows[2][1]

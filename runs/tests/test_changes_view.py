@@ -1,0 +1,60 @@
+"""The run's changes page and its "load the rest" endpoint."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from runs import changes, services
+
+GIT = ["git", "-c", "user.name=lab-test", "-c", "user.email=lab-test@example.invalid"]
+
+
+@pytest.fixture
+def run(fake_provider, git_repo, db):
+    return services.run_start(provider_id="fake", repository=git_repo, branch="lab/changes-1")
+
+
+def test_it_records_the_base_commit_the_run_started_from(run, git_repo):
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=git_repo, capture_output=True, text=True).stdout
+    assert run.base_commit == head.strip()
+
+
+def test_the_page_shows_commits_and_highlighted_diffs(authed_client, run):
+    wt = Path(run.worktree)
+    (wt / "app.py").write_text("def hello():\n    return '<b>'\n")
+    subprocess.run([*GIT, "add", "app.py"], cwd=wt, check=True)
+    subprocess.run([*GIT, "commit", "-q", "-m", "Add app.py"], cwd=wt, check=True)
+    (wt / "notes.md").write_text("# notes\n")
+
+    body = authed_client.get(f"/runs/{run.pk}/changes/").content.decode()
+    assert "Add app.py" in body
+    assert 'data-path="app.py"' in body and 'data-path="notes.md"' in body
+    assert '<span class="k">def</span>' in body  # Pygments, server-side
+    assert "&#x27;&lt;b&gt;&#x27;" in body or "&lt;b&gt;" in body
+    assert "<b>" not in body.split("<main>")[1]
+
+
+def test_load_the_rest_returns_one_file_and_refuses_what_git_does_not_list(authed_client, run):
+    wt = Path(run.worktree)
+    (wt / "big.txt").write_text("".join(f"row {i}\n" for i in range(changes.PREVIEW_LINES + 50)))
+    page = authed_client.get(f"/runs/{run.pk}/changes/").content.decode()
+    assert "Load the rest" in page
+    whole = authed_client.get(f"/runs/{run.pk}/changes/file/", {"section": "untracked", "path": "big.txt"})
+    assert whole.status_code == 200 and f"row {changes.PREVIEW_LINES + 49}" in whole.content.decode()
+    refused = authed_client.get(f"/runs/{run.pk}/changes/file/", {"section": "untracked", "path": "../x"})
+    assert refused.status_code == 404
+
+
+def test_a_removed_worktree_says_so(authed_client, run):
+    shutil.rmtree(run.worktree)
+    body = authed_client.get(f"/runs/{run.pk}/changes/").content.decode()
+    assert "no longer exists" in body
+
+
+def test_the_page_needs_a_login(client, run):
+    response = client.get(f"/runs/{run.pk}/changes/")
+    assert response.status_code == 302 and "/login/" in response["Location"]

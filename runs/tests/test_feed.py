@@ -1,0 +1,113 @@
+"""The runs feed (runs/feed.py): what the operator is told when a run's state changes, what a
+page gets when its socket asks for the feed, and the runs list's live rows."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+from asgiref.sync import sync_to_async
+from channels.testing import WebsocketCommunicator
+
+from lab.asgi import application
+from providers.schema import Dialog, DialogKind, Question
+from providers.testing import fake_append, fake_raise_dialog
+from runs import feed, services
+from tests.security.support import session_cookie, ws_headers
+
+
+@pytest.fixture
+def run(fake_provider, git_repo, db):
+    return services.run_start(provider_id="fake", repository=git_repo, branch="lab/feed-1")
+
+
+def test_a_long_turn_that_ends_is_finished_and_a_quick_one_is_not():
+    assert feed.notification(1, "idle", "working", now=100.0) == ""
+    assert feed.notification(1, "working", "idle", now=106.0) == "finished"
+    assert feed.notification(1, "idle", "working", now=200.0) == ""
+    assert feed.notification(1, "working", "idle", now=201.0) == ""
+
+
+def test_a_question_and_a_permission_prompt_are_told_but_not_by_a_starting_watcher():
+    assert feed.notification(2, "working", "question") == "question"
+    assert feed.notification(2, "working", "needs_input") == "needs_input"
+    assert feed.notification(2, "", "question") == ""  # lab (re)started: the count shows it
+
+
+def test_waiting_for_says_what_is_asked_in_one_short_line():
+    asks = Dialog(tool_use_id="t", kind=DialogKind.QUESTION, prompt="Which\nfruit?")
+    assert feed.waiting_for(asks, "question") == "Which fruit?"
+    form = Dialog(
+        tool_use_id="t", kind=DialogKind.QUESTION, questions=(Question(prompt="x" * 500, options=()),)
+    )
+    assert len(feed.waiting_for(form, "question")) == feed.WAITING_MAX
+    plan = Dialog(tool_use_id="t", kind=DialogKind.PLAN, body="# plan")
+    assert feed.waiting_for(plan, "question") == "approval of a plan"
+    assert feed.waiting_for(None, "needs_input") == "its terminal"
+    assert feed.waiting_for(asks, "idle") == ""
+
+
+async def _frames_until(ws, predicate, timeout=10.0):
+    seen = []
+    deadline = asyncio.get_running_loop().time() + timeout
+    while True:
+        remaining = deadline - asyncio.get_running_loop().time()
+        assert remaining > 0, f"timed out; got {seen!r}"
+        frame = await ws.receive_from(timeout=remaining)
+        seen.append(frame)
+        if predicate(frame):
+            return seen
+
+
+def _feed(frame: str) -> dict | None:
+    return json.loads(frame)["feed"] if frame.startswith('{"feed"') else None
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("path", ["/ws/lab/", "run"])
+async def test_every_page_gets_the_snapshot_then_each_change_with_what_it_waits_for(run, operator, path):
+    cookie = await sync_to_async(session_cookie)(operator)
+    ws = WebsocketCommunicator(
+        application, f"/ws/runs/{run.pk}/" if path == "run" else path, headers=ws_headers(cookie)
+    )
+    assert (await ws.connect())[0]
+    await ws.send_json_to({"type": "feed"})
+    seen = await _frames_until(ws, lambda f: bool((d := _feed(f)) and d["snapshot"]))
+    snap = _feed(seen[-1])
+    assert [(e["id"], e["name"], e["url"]) for e in snap["runs"]] == [(run.pk, run.name, f"/runs/{run.pk}/")]
+
+    fake_append(run.transcript_path, kind="user_text", text="go")
+    await _frames_until(ws, lambda f: bool((d := _feed(f)) and d["runs"][0]["state"] == "working"))
+    fake_raise_dialog(run.transcript_path, {"tool_use_id": "toolu_feed", "prompt": "Which fruit?"})
+
+    def asks(frame: str) -> bool:
+        d = _feed(frame)
+        return bool(d and d["runs"][0]["state"] == "question")
+
+    seen = await _frames_until(ws, asks)
+    entry = _feed(seen[-1])
+    assert entry["runs"][0]["waiting"] == "Which fruit?"
+    assert entry["notify"] == "question"
+    await ws.disconnect()
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_socket_that_does_not_ask_for_the_feed_gets_none(run, operator):
+    cookie = await sync_to_async(session_cookie)(operator)
+    ws = WebsocketCommunicator(application, "/ws/lab/", headers=ws_headers(cookie))
+    assert (await ws.connect())[0]
+    fake_append(run.transcript_path, kind="user_text", text="go")  # working: a row, no feed entry
+    seen = await _frames_until(ws, lambda f: f'id="run-row-{run.pk}"' in f and "state-working" in f)
+    assert not any(_feed(f) for f in seen)
+    await ws.disconnect()
+
+
+def test_the_runs_list_shows_state_waiting_for_and_last_activity(authed_client, run):
+    fake_raise_dialog(run.transcript_path, {"tool_use_id": "toolu_l", "prompt": "Deploy now?"})
+    body = authed_client.get("/").content.decode()
+    assert f'id="run-row-{run.pk}"' in body
+    assert f'id="run-state-{run.pk}" class="badge state-question"' in body
+    assert "waiting for: Deploy now?" in body
+    assert f'href="/runs/{run.pk}/#dialog"' in body
+    assert "Last activity" in body and " ago</time>" in body

@@ -1,0 +1,119 @@
+// The operator's feed (runs/feed.py): every live run's state reaches every page as a JSON
+// frame on the page's socket. The tab title and the favicon count the runs that wait; an
+// opted-in browser notification says which run asks or has finished a long turn, and a click
+// on it opens that run at its dialog. Permission is asked only by the operator's click.
+"use strict";
+
+(function () {
+  const WAITING = ["needs_input", "question"];
+  const runs = new Map(); // run id -> the feed's entry
+  const baseTitle = document.title;
+  const OPT_IN = "lab.notify"; // localStorage: "on" once the operator turned notifications on
+
+  function waitingCount() {
+    let n = 0;
+    runs.forEach(function (run) { if (WAITING.indexOf(run.state) >= 0) n += 1; });
+    return n;
+  }
+
+  function favicon(count) {
+    const link = document.getElementById("favicon");
+    if (!link) return;
+    if (!count) { link.href = "data:,"; return; }
+    const canvas = document.createElement("canvas");
+    canvas.width = canvas.height = 32;
+    const ctx = canvas.getContext("2d");
+    if (!ctx) return;
+    ctx.fillStyle = "#14181d"; ctx.fillRect(0, 0, 32, 32);
+    ctx.fillStyle = "#c0392b"; ctx.beginPath(); ctx.arc(16, 16, 15, 0, 2 * Math.PI); ctx.fill();
+    ctx.fillStyle = "#fff"; ctx.font = "bold 20px sans-serif"; ctx.textAlign = "center"; ctx.textBaseline = "middle";
+    ctx.fillText(count > 9 ? "9+" : String(count), 16, 17);
+    link.href = canvas.toDataURL("image/png");
+  }
+
+  function showCount() {
+    const n = waitingCount();
+    document.title = n ? "(" + n + ") " + baseTitle : baseTitle;
+    document.documentElement.dataset.waiting = String(n);
+    favicon(n);
+  }
+
+  function enabled() {
+    return "Notification" in window && Notification.permission === "granted" && localStorage.getItem(OPT_IN) === "on";
+  }
+
+  function lookingAt(run) {
+    // This very run's page, in front of the operator: the page itself shows the change.
+    return document.visibilityState === "visible" && location.pathname === run.url && document.hasFocus();
+  }
+
+  const SAID = {
+    question: function (run) { return run.name + " asks" + (run.waiting ? ": " + run.waiting : ""); },
+    needs_input: function (run) { return run.name + " waits for your input" + (run.waiting ? ": " + run.waiting : ""); },
+    finished: function (run) { return run.name + " finished its turn"; },
+  };
+
+  function notify(kind, run) {
+    if (!SAID[kind] || !enabled() || lookingAt(run)) return;
+    const target = run.url + (kind === "finished" ? "" : "#dialog");
+    // One notification per run and kind: several open tabs replace each other's.
+    const n = new Notification("lab: " + SAID[kind](run), { tag: "lab-run-" + run.id + "-" + kind, body: run.waiting || "" });
+    n.onclick = function () {
+      window.focus();
+      n.close();
+      location.assign(target);
+    };
+  }
+
+  // A turn ended: what shows its results refreshes (the run's changes view).
+  function turnEnded(run) {
+    document.querySelectorAll('[data-refresh-on-turn="' + run.id + '"]').forEach(function (el) {
+      if (window.htmx) window.htmx.trigger(el, "turn-ended");
+    });
+  }
+
+  function receive(feed) {
+    if (feed.snapshot) runs.clear();
+    feed.runs.forEach(function (run) {
+      const before = runs.get(run.id);
+      if (run.state === "ended") runs.delete(run.id); else runs.set(run.id, run);
+      if (!feed.snapshot && before && before.state === "working" && run.state !== "working") turnEnded(run);
+    });
+    showCount();
+    if (feed.notify && feed.runs.length === 1) notify(feed.notify, feed.runs[0]);
+  }
+
+  // Each (re)open asks for the whole feed: a page woken from sleep starts from the present.
+  document.addEventListener("htmx:wsOpen", function (evt) {
+    evt.detail.socketWrapper.send(JSON.stringify({ type: "feed" }));
+  });
+
+  document.addEventListener("htmx:wsBeforeMessage", function (evt) {
+    const text = evt.detail.message;
+    if (typeof text !== "string" || text.lastIndexOf('{"feed"', 0) !== 0) return;
+    evt.preventDefault(); // not HTML: nothing for htmx-ws to swap
+    try { receive(JSON.parse(text).feed); } catch (e) { /* a malformed frame changes nothing */ }
+  });
+
+  // --- the opt-in ----------------------------------------------------------------------------
+  function syncToggle() {
+    const btn = document.getElementById("notify-toggle");
+    if (!btn) return;
+    if (!("Notification" in window) || Notification.permission === "denied") {
+      btn.hidden = true;
+      return;
+    }
+    btn.hidden = false;
+    const on = enabled();
+    btn.textContent = on ? "Notifications on" : "Notify me";
+    btn.setAttribute("aria-pressed", on ? "true" : "false");
+  }
+  document.addEventListener("click", function (evt) {
+    const btn = evt.target instanceof Element ? evt.target.closest("#notify-toggle") : null;
+    if (!btn) return;
+    if (enabled()) { localStorage.setItem(OPT_IN, "off"); syncToggle(); return; }
+    localStorage.setItem(OPT_IN, "on");
+    Notification.requestPermission().then(syncToggle, syncToggle);
+  });
+  document.addEventListener("DOMContentLoaded", syncToggle);
+})();
