@@ -1,0 +1,168 @@
+"""A private HOME + CODEX_HOME so the real Codex TUI starts offline on the scripted model with no
+first-run screen (folder trust, hooks review, model notice) holding it."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+PACKAGE = "@openai/codex"
+FIXTURES_ROOT = Path(__file__).resolve().parent / "fixtures"
+
+# The id of the custom model provider in config.toml, the model name it serves and the
+# variable that carries its key (Codex sends it as "authorization: Bearer <key>").
+PROVIDER_ID = "lab_scripted"
+MODEL = "gpt-scripted"
+KEY_ENV = "LAB_SCRIPTED_OPENAI_KEY"
+
+# The lifecycle events Codex 0.171.0 lists in /hooks (Stop included), each with the name its
+# trust key uses.
+HOOK_EVENTS = {
+    "SessionStart": "session_start",
+    "UserPromptSubmit": "user_prompt_submit",
+    "PreToolUse": "pre_tool_use",
+    "PermissionRequest": "permission_request",
+    "PostToolUse": "post_tool_use",
+    "Stop": "stop",
+}
+
+
+def pinned_version() -> str:
+    """The Codex version lab pins: package.json is the one place it is written."""
+    return str(json.loads((REPO_ROOT / "package.json").read_text())["dependencies"][PACKAGE])
+
+
+PINNED_VERSION = pinned_version()
+
+
+def fixtures_dir(version: str = PINNED_VERSION) -> Path:
+    """``compat/codex/fixtures/<version>/``: the rollouts captured live from that version."""
+    return FIXTURES_ROOT / version
+
+
+def codex_binary() -> Path:
+    """The native ``codex`` binary under test: ``$LAB_AGENT_BIN_DIR/codex`` when set, else the
+    one ``npm ci`` installed. The npm package's ``bin/codex.js`` is a node shim that execs this
+    file; spawning it directly leaves no node process between tmux and the TUI."""
+    bin_dir = os.environ.get("LAB_AGENT_BIN_DIR")
+    nm = REPO_ROOT / "node_modules" / "@openai"
+    candidates = (
+        [Path(bin_dir) / "codex"]
+        if bin_dir
+        else sorted(nm.glob("codex-linux-*/vendor/*/bin/codex")) + sorted(nm.glob("codex/vendor/*/bin/codex"))
+    )
+    for c in candidates:
+        real = c.resolve()
+        if real.is_file() and os.access(real, os.X_OK):
+            with open(real, "rb") as f:
+                if f.read(4) == b"\x7fELF":
+                    return real
+    raise FileNotFoundError(f"codex binary not found under {bin_dir or nm} (run `npm ci` in {REPO_ROOT})")
+
+
+def installed_version(binary: Path | None = None) -> str:
+    """The version of the package that holds ``binary``, read from the ``codex-package.json``
+    next to it: no need to run it."""
+    real = (binary or codex_binary()).resolve()
+    for folder in real.parents:
+        manifest = folder / "codex-package.json"
+        if manifest.is_file():
+            return str(json.loads(manifest.read_text())["version"])
+    raise FileNotFoundError(f"no codex-package.json above {real}")
+
+
+def _toml_str(s: str) -> str:
+    return json.dumps(s)  # a TOML basic string is a JSON string for the text lab writes
+
+
+def hook_command_trust_hash(command: str, timeout: int = 600) -> str:
+    """The ``trusted_hash`` Codex stores when a hook is trusted (see :func:`hooks_trust_toml`)."""
+    identity = {"command": command, "timeout": timeout, "type": "command"}
+    blob = json.dumps(identity, sort_keys=True, separators=(",", ":"))
+    return "sha256:" + hashlib.sha256(blob.encode()).hexdigest()
+
+
+def hooks_trust_toml(hooks_json: Path, hooks: dict[str, Any]) -> str:
+    """``[hooks.state."<hooks.json>:<event_snake>:<group>:<handler>"] trusted_hash = "sha256:…"``
+    for every handler in ``hooks`` (the ``{"hooks": {...}}`` document), as Codex writes it when
+    the operator picks "Trust all and continue"."""
+    out = []
+    for event, groups in hooks.get("hooks", {}).items():
+        snake = HOOK_EVENTS.get(event) or "".join("_" + c.lower() if c.isupper() else c for c in event)[1:]
+        for gi, group in enumerate(groups):
+            for hi, handler in enumerate(group.get("hooks", [])):
+                key = f"{hooks_json}:{snake.lstrip('_')}:{gi}:{hi}"
+                digest = hook_command_trust_hash(handler["command"], handler.get("timeout", 600))
+                out.append(f"[hooks.state.{_toml_str(key)}]\ntrusted_hash = {_toml_str(digest)}\n")
+    return "\n".join(out)
+
+
+def config_toml(
+    worktree: Path,
+    base_url: str,
+    *,
+    approval_policy: str = "on-request",
+    sandbox_mode: str = "workspace-write",
+    extra: str = "",
+) -> str:
+    """config.toml: the scripted model as a custom Responses-API provider, the worktree trusted,
+    no update check, no telemetry."""
+    return (
+        f"model = {_toml_str(MODEL)}\n"
+        f"model_provider = {_toml_str(PROVIDER_ID)}\n"
+        f"approval_policy = {_toml_str(approval_policy)}\n"
+        f"sandbox_mode = {_toml_str(sandbox_mode)}\n"
+        "check_for_update_on_startup = false\n"
+        "\n"
+        f"[model_providers.{PROVIDER_ID}]\n"
+        'name = "lab scripted model"\n'
+        f"base_url = {_toml_str(base_url)}\n"
+        'wire_api = "responses"\n'
+        f"env_key = {_toml_str(KEY_ENV)}\n"
+        "\n"
+        f"[projects.{_toml_str(str(worktree))}]\n"
+        'trust_level = "trusted"\n'
+        "\n"
+        "[analytics]\nenabled = false\n"
+        "\n"
+        "[tui]\nscreen_reader_detection_done = true\n"
+        "\n"
+        "[tui.model_availability_nux]\n"
+        '"gpt-6.1-sol" = 1\n' + (("\n" + extra) if extra else "")
+    )
+
+
+def prepare_home(
+    home: Path,
+    worktree: Path,
+    base_url: str,
+    *,
+    api_key: str = "sk-scripted-test",
+    hooks: dict[str, Any] | None = None,
+    approval_policy: str = "on-request",
+) -> dict[str, str]:
+    """Write ``home/.codex/config.toml`` (+ ``hooks.json`` with its trust when ``hooks`` is given)
+    and return the environment for codex: complete, not merged with os.environ."""
+    home = Path(home)
+    codex_home = home / ".codex"
+    codex_home.mkdir(parents=True, exist_ok=True)
+    extra = ""
+    if hooks is not None:
+        hooks_path = codex_home / "hooks.json"
+        hooks_path.write_text(json.dumps(hooks, indent=2))
+        extra = hooks_trust_toml(hooks_path, hooks)
+    (codex_home / "config.toml").write_text(
+        config_toml(Path(worktree), base_url, approval_policy=approval_policy, extra=extra)
+    )
+    return {
+        "HOME": str(home),
+        "CODEX_HOME": str(codex_home),
+        "PATH": os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin"),
+        "TERM": "xterm-256color",
+        "LANG": os.environ.get("LANG", "C.UTF-8"),
+        KEY_ENV: api_key,
+    }
