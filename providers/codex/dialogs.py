@@ -1,0 +1,83 @@
+"""Codex 0.171.0's approval prompt as lab's APPROVAL Dialog, and the keys that answer it.
+No Django. Pinned in compat/codex/COMPAT-adapter.md §7.
+
+The prompt ("Would you like to run the following command?") has three rows, each with its own
+key: `y` proceeds once, `p` proceeds and stops asking for commands that start the same way, Esc
+declines, which aborts the whole turn ("No, and tell Codex what to do differently": the
+operator's text is then the next message). The labels are lab's, pinned here, never read from
+the pane.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from providers.errors import DialogNotAnswerable
+from providers.schema import Answer, Dialog, DialogKind, Option
+
+PROMPT = "Would you like to run the following command?"
+ALLOW, ALLOW_PREFIX, DENY = "allow", "allow-prefix", "deny"
+# §7: the key each row is played with (tmux key names).
+KEYS = {ALLOW: "y", ALLOW_PREFIX: "p", DENY: "Escape"}
+OPTIONS = (
+    Option(label="Yes, proceed", key=ALLOW),
+    Option(
+        label="Yes, and don't ask again for commands that start like this one",
+        key=ALLOW_PREFIX,
+    ),
+    Option(
+        label="No, and tell Codex what to do differently",
+        description="Stops the turn; your text, if any, is sent as the next message.",
+        takes_text=True,
+        key=DENY,
+    ),
+)
+
+
+def approval_dialog(tool_use_id: str, tool_name: str, tool_input: Mapping[str, object]) -> Dialog:
+    command = tool_input.get("command")
+    reason = tool_input.get("description")
+    body = f"$ {command}" if isinstance(command, str) else ""
+    if isinstance(reason, str) and reason:
+        body = f"Reason: {reason}\n\n{body}"
+    return Dialog(
+        tool_use_id=tool_use_id,
+        kind=DialogKind.APPROVAL,
+        prompt=PROMPT,
+        header=tool_name,
+        body=body,
+        options=OPTIONS,
+        free_text=False,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Choice:
+    key: str  # ALLOW | ALLOW_PREFIX | DENY
+    text: str = ""  # the operator's message after a decline
+
+    @property
+    def tmux_key(self) -> str:
+        return KEYS[self.key]
+
+    @property
+    def allows(self) -> bool:
+        return self.key != DENY
+
+
+def choice_for(dialog: Dialog, answers: Sequence[Answer]) -> Choice:
+    """The one option an approval's answer names; an empty answer declines."""
+    if dialog.kind != DialogKind.APPROVAL:
+        raise DialogNotAnswerable("Codex asks nothing but command approvals that lab can answer.")
+    if not answers:
+        return Choice(DENY)
+    if len(answers) != 1 or len(answers[0].choices) != 1:
+        raise DialogNotAnswerable("An approval takes exactly one choice.")
+    index = answers[0].choices[0]
+    if not 0 <= index < len(dialog.options):
+        raise DialogNotAnswerable("That option is not on this prompt.")
+    key = dialog.options[index].key
+    if key not in KEYS:
+        raise DialogNotAnswerable("That option is not one lab can play.")
+    return Choice(key, answers[0].text.strip() if key == DENY else "")
