@@ -280,6 +280,7 @@ if "lab.csrf.CsrfViewMiddleware" in MIDDLEWARE:
 # The explicit provider registry (docs/architecture.md): id -> dotted path. LAB_PROVIDERS_ENABLED picks.
 LAB_KNOWN_PROVIDERS = {
     "claude-code": "providers.claude_code.ClaudeCodeProvider",
+    "codex": "providers.codex.CodexProvider",
 }
 _enabled = env.list("LAB_PROVIDERS_ENABLED", default=list(LAB_KNOWN_PROVIDERS))
 for _pid in _enabled:

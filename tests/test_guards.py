@@ -148,12 +148,12 @@ def test_lint_imports_fails_on_a_generic_module_importing_the_adapter(tmp_path):
 
 def test_a_new_adapter_package_must_join_the_contract(tmp_path):
     _copy_packages(tmp_path)
-    (tmp_path / "providers" / "codex").mkdir()
-    (tmp_path / "providers" / "codex" / "__init__.py").write_text("")
-    (tmp_path / "providers" / "codex" / "transcript.py").write_text("")
+    (tmp_path / "providers" / "newcli").mkdir()
+    (tmp_path / "providers" / "newcli" / "__init__.py").write_text("")
+    (tmp_path / "providers" / "newcli" / "transcript.py").write_text("")
     assert contract_gaps(tmp_path) == [
-        "providers.codex: not in the forbidden_modules of 'The generic core never imports…'",
-        "providers.codex.transcript: not in the source_modules of the no-Django contract",
+        "providers.newcli: not in the forbidden_modules of 'The generic core never imports…'",
+        "providers.newcli.transcript: not in the source_modules of the no-Django contract",
     ]
 
 
@@ -161,9 +161,9 @@ def test_grimp_finds_a_planted_chain_to_a_new_adapter(tmp_path):
     # In a subprocess: grimp locates packages by import name, and this process already
     # imported the real ones.
     _copy_packages(tmp_path)
-    (tmp_path / "providers" / "codex").mkdir()
-    (tmp_path / "providers" / "codex" / "__init__.py").write_text("")
-    _plant(tmp_path / "auth_flows" / "views.py", "from providers import codex  # planted leak")
+    (tmp_path / "providers" / "newcli").mkdir()
+    (tmp_path / "providers" / "newcli" / "__init__.py").write_text("")
+    _plant(tmp_path / "auth_flows" / "views.py", "from providers import newcli  # planted leak")
     script = (
         "import sys; sys.path[:0] = [sys.argv[1], sys.argv[2]]\n"
         "from tests.test_guards import adapter_import_chains, concrete_adapters, importlinter_config\n"
@@ -180,7 +180,7 @@ def test_grimp_finds_a_planted_chain_to_a_new_adapter(tmp_path):
         timeout=120,
     )
     assert out.returncode == 0, out.stderr
-    assert "auth_flows.views -> providers.codex" in out.stdout.splitlines()
+    assert "auth_flows.views -> providers.newcli" in out.stdout.splitlines()
 
 
 # --- copy ----------------------------------------------------------------------------------

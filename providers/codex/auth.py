@@ -66,12 +66,18 @@ def auth_status(provider: CodexProvider) -> AuthStatus:
             verified=False,
         )
     proc = _run(provider, "login", "status")
-    text = (proc.stdout + proc.stderr).decode(errors="replace").strip()
-    if proc.returncode != 0 or "Not logged in" in text:
+    # §10: its own lines, without the "WARNING: …" notes it prints about CODEX_HOME.
+    lines = [
+        line.strip()
+        for line in (proc.stdout + proc.stderr).decode(errors="replace").splitlines()
+        if line.strip() and not line.startswith("WARNING:")
+    ]
+    if proc.returncode != 0 or "Not logged in" in lines:
         return AuthStatus(logged_in=False, detail="Codex has no credential yet.")
-    # §10: "Logged in using an API key - sk-…" (the CLI masks the key itself).
-    method = "api-key" if "API key" in text else "chatgpt"
-    return AuthStatus(logged_in=True, method=method, detail=text.splitlines()[-1][:200], verified=False)
+    # §10: "API key configured - sk-test-***56789" (the CLI masks the key itself), then
+    # "Authentication is checked when you send a request.": configured, not verified.
+    method = "api-key" if any("API key" in line for line in lines) else "chatgpt"
+    return AuthStatus(logged_in=True, method=method, detail=" ".join(lines)[:200], verified=False)
 
 
 def login_with_api_key(provider: CodexProvider, key: str) -> AuthStatus:

@@ -44,6 +44,7 @@ SYNTHETIC_USER_PREFIXES = (
 _CONVERSATION = frozenset({b"response_item", b"event_msg", b"compacted", b"lab_command"})
 # compat §2: exec_command's output ends its header with this line; the code before it.
 _EXIT_CODE = re.compile(r"^Process exited with code (-?\d+)$", re.M)
+_OUTPUT_MARKER = "\nOutput:\n"
 # compat §7: the last line of the output of a call the operator declined.
 ABORTED_OUTPUT = "aborted by user"
 
@@ -239,13 +240,17 @@ class _Reader:
         call_id = _str(p.get("call_id"))
         output = _output_text(p.get("output"))
         code = _EXIT_CODE.search(output)
+        # compat §2: exec_command's output is a header (chunk id, wall time, exit code, token
+        # count) then "Output:" and what the command printed; the page shows what it printed.
+        _, marker, printed = output.partition(_OUTPUT_MARKER)
+        shown = printed if marker else output
         declined = output.rstrip().endswith(ABORTED_OUTPUT)
         is_error = declined or (code is not None and code.group(1) != "0")
         self.running.pop(call_id, None)
         name = next((n for c, n in reversed(self.tool_names) if c == call_id), "")
         self.emit(
             MessageKind.TOOL_RESULT,
-            _truncate(output, RESULT_MAX_CHARS),
+            _truncate(shown, RESULT_MAX_CHARS),
             tool_name=name,
             timestamp=stamp,
             native_id=call_id,

@@ -25,6 +25,8 @@ import pytest
 from django.conf import settings
 from django.utils.module_loading import import_string
 
+from compat.codex.driver import codex_driver
+
 # claude-code's driver requests these lazily (getfixturevalue), so fake-only tests never start
 # a scripted model; importing them here makes them visible to this directory.
 from compat.conftest import claude_home, scripted_model  # noqa: F401
@@ -258,7 +260,7 @@ class FakeApiKeyDriver(FakeDriver):
 
 # Fakes join the suite so the generic layer's tests rest on a fake that meets the same contract.
 DRIVERS: dict[str, type[Driver]] = {
-    d.provider_id: d for d in (ClaudeCodeDriver, FakeDriver, FakeApiKeyDriver)
+    d.provider_id: d for d in (ClaudeCodeDriver, codex_driver(Driver), FakeDriver, FakeApiKeyDriver)
 }
 
 
