@@ -67,8 +67,8 @@ from providers.tmux import Tmux
 
 READ_BUDGET = 4 * 1024 * 1024
 POLL_S = 0.05
-# §4 (readiness): the composer takes a paste once the TUI has put the terminal in its input
-# mode; before that keys are lost. Bounded wait, then StillStarting (nothing sent).
+# §4 (readiness): the composer takes a paste once it is drawn (alternate screen on, cursor
+# shown); before that keys are lost. Bounded wait, then StillStarting (nothing sent).
 READY_TIMEOUT_S = 20.0
 READY_SETTLE_S = 0.5
 # §4 (reply pacing): Enter after the paste has landed; retried once on an unrecorded send.

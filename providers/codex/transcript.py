@@ -4,7 +4,7 @@ No Django. Read-through like the reference adapter: every call reads only the by
 since the cursor (providers.jsonl) and carries what later lines need in `CodexState`, so
 reading a file in any number of increments yields exactly the messages of one whole read.
 
-Facts (docs/compat-codex.md §2, §3):
+Facts (compat/codex/COMPAT-adapter.md §2, §3):
   * A line is `{"timestamp", "ordinal", "type", "payload"}`. The conversation is in the
     `response_item` lines (message / reasoning / function_call / function_call_output /
     custom_tool_call / custom_tool_call_output); `event_msg item_completed` repeats it and is
