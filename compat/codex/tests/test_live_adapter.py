@@ -84,10 +84,17 @@ def test_interrupt_returns_to_idle_and_is_harmless_at_idle(rig):
     run.provider.interrupt(run.handle)
     run.wait(lambda r: r.state == RunState.IDLE, what="idle after the interrupt")
     assert any(m.kind == MessageKind.LIFECYCLE and "interrupted" in m.text for m in run.messages)
-    # At idle, twice: nothing may open (a second Esc at idle opens the message editor).
+    # At idle, twice: nothing may open. A first Esc at idle arms "esc again to edit previous
+    # message", a second opens the transcript browser, where Enter rewinds the conversation.
+    # (The test watches its own pane for that; the adapter never reads it.)
     run.provider.interrupt(run.handle)
     run.provider.interrupt(run.handle)
-    assert Tmux(run.handle.tmux_socket).has_session(run.handle.tmux_session)
+    tmux = Tmux(run.handle.tmux_socket)
+    deadline = time.monotonic() + 1.5
+    while time.monotonic() < deadline:
+        pane = tmux.capture(run.handle.tmux_session)
+        assert "Browsing transcript" not in pane and "edit previous message" not in pane
+        time.sleep(0.05)
     run.provider.reply(run.handle, "TOKEN-AFTER ping")
     run.wait(lambda r: r.answered("Still here."), what="a normal turn after the interrupts")
 
