@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from providers.errors import DialogNotAnswerable
 from providers.schema import Answer, Dialog, DialogKind, Option
 
-PROMPT = "Would you like to run the following command?"
+# The TUI asks "Would you like to run the following command?" and shows the model's reason.
+PROMPT = "Run a command outside the sandbox"
 ALLOW, ALLOW_PREFIX, DENY = "allow", "allow-prefix", "deny"
 # §7: the key each row is played with (tmux key names).
 KEYS = {ALLOW: "y", ALLOW_PREFIX: "p", DENY: "Escape"}
@@ -36,17 +37,17 @@ OPTIONS = (
 
 
 def approval_dialog(tool_use_id: str, tool_name: str, tool_input: Mapping[str, object]) -> Dialog:
+    """What is asked, as the page words it ("<name> asks permission to run a command: <the
+    model's reason>"), the tool, and the command as the detail (the PermissionRequest's input)."""
     command = tool_input.get("command")
     reason = tool_input.get("description")
-    body = f"$ {command}" if isinstance(command, str) else ""
-    if isinstance(reason, str) and reason:
-        body = f"Reason: {reason}\n\n{body}"
+    prompt = f"{PROMPT}: {reason}" if isinstance(reason, str) and reason else PROMPT
     return Dialog(
         tool_use_id=tool_use_id,
         kind=DialogKind.APPROVAL,
-        prompt=PROMPT,
+        prompt=prompt,
         header=tool_name,
-        body=body,
+        body=command if isinstance(command, str) else "",
         options=OPTIONS,
         free_text=False,
     )

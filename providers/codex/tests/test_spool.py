@@ -26,7 +26,7 @@ def test_a_permission_request_pairs_with_its_pre_tool_use():
     view = fold(events(PRE | {"tool_use_id": "call_1"}, ASK))
     assert view.dialog is not None
     assert view.dialog.tool_use_id == "call_1" and view.dialog.kind == DialogKind.APPROVAL
-    assert "$ touch x" in view.dialog.body and "outside the sandbox" in view.dialog.body
+    assert view.dialog.body == "touch x" and view.dialog.prompt.endswith(": outside the sandbox")
     assert view.dialog.options == OPTIONS
     assert not view.blocked and view.unsettled_tool_ns == 0
 
