@@ -183,7 +183,9 @@ class CodexProvider(AgentProvider):
 
     def spawn(self, run: RunHandle, options: Mapping[str, str]) -> SpawnResult:
         declared = {o.name: o for o in self.spawn_options()}
-        argv = [self.binary(), "--no-daemon"]  # §4: the default daemon outlives tmux
+        # §4: the default daemon outlives tmux; the pinned version is the verified one, so no
+        # update check (its prompt would hold the TUI at start).
+        argv = [self.binary(), "--no-daemon", "-c", "check_for_update_on_startup=false"]
         for name, flag in (("approval", "--ask-for-approval"), ("sandbox", "--sandbox")):
             value = options.get(name, declared[name].default)
             if value not in {v for v, _ in declared[name].choices}:
