@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -79,24 +80,37 @@ def _toml_str(s: str) -> str:
     return json.dumps(s)  # a TOML basic string is a JSON string for the text lab writes
 
 
-def hook_command_trust_hash(command: str, timeout: int = 600) -> str:
-    """The ``trusted_hash`` Codex stores when a hook is trusted (see :func:`hooks_trust_toml`)."""
-    identity = {"command": command, "timeout": timeout, "type": "command"}
+def hook_trust_hash(event_snake: str, command: str, *, matcher: str | None = None, timeout: int = 600) -> str:
+    """The ``trusted_hash`` Codex 0.171.0 stores for one command hook: the sha256 of the hook's
+    identity as compact JSON with sorted keys, Codex's defaults filled in (timeout 600, async
+    false) and an unset matcher left out. Verified against the hashes the TUI wrote when
+    "Trust all and continue" was picked (compat/codex/tests/test_unit_home.py)."""
+    identity: dict[str, Any] = {
+        "event_name": event_snake,
+        "hooks": [{"async": False, "command": command, "timeout": timeout, "type": "command"}],
+    }
+    if matcher is not None:
+        identity["matcher"] = matcher
     blob = json.dumps(identity, sort_keys=True, separators=(",", ":"))
     return "sha256:" + hashlib.sha256(blob.encode()).hexdigest()
 
 
 def hooks_trust_toml(hooks_json: Path, hooks: dict[str, Any]) -> str:
     """``[hooks.state."<hooks.json>:<event_snake>:<group>:<handler>"] trusted_hash = "sha256:…"``
-    for every handler in ``hooks`` (the ``{"hooks": {...}}`` document), as Codex writes it when
-    the operator picks "Trust all and continue"."""
+    for every command handler in ``hooks`` (the ``{"hooks": {...}}`` document), as Codex writes
+    it when the operator picks "Trust all and continue" on its "Hooks need review" screen."""
     out = []
     for event, groups in hooks.get("hooks", {}).items():
-        snake = HOOK_EVENTS.get(event) or "".join("_" + c.lower() if c.isupper() else c for c in event)[1:]
+        snake = HOOK_EVENTS.get(event) or re.sub(r"(?<!^)(?=[A-Z])", "_", event).lower()
         for gi, group in enumerate(groups):
             for hi, handler in enumerate(group.get("hooks", [])):
-                key = f"{hooks_json}:{snake.lstrip('_')}:{gi}:{hi}"
-                digest = hook_command_trust_hash(handler["command"], handler.get("timeout", 600))
+                key = f"{hooks_json}:{snake}:{gi}:{hi}"
+                digest = hook_trust_hash(
+                    snake,
+                    handler["command"],
+                    matcher=group.get("matcher"),
+                    timeout=handler.get("timeout", 600),
+                )
                 out.append(f"[hooks.state.{_toml_str(key)}]\ntrusted_hash = {_toml_str(digest)}\n")
     return "\n".join(out)
 

@@ -1,0 +1,109 @@
+"""Live: reply delivery by bracketed paste, the turn boundaries in the rollout, Esc while
+streaming, the Ctrl-C hazard, and the question tool (COMPAT.md §2, §3, §6, §10)."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from compat.codex.live import events, message_texts, payloads
+from compat.codex.scripted_model import request_user_input, slow_text, text, when
+
+pytestmark = pytest.mark.live
+
+
+def test_multiline_paste_arrives_as_one_user_message(codex_tui, codex_model):
+    codex_model.script.add(when("PASTE-1", text("pasted ok")))
+    tui = codex_tui()
+    prompt = "first line PASTE-1\nsecond line\n\nfourth line with `code` and $HOME"
+    tui.prompt(prompt)
+    [rollout] = tui.wait_rollouts(1)
+    lines = tui.wait_for(rollout, lambda ls: events(ls, "task_complete") and ls)
+    humans = [t for t in message_texts(lines, "user") if not t.startswith("<")]
+    assert humans == [prompt]
+    [item] = [p["item"] for p in events(lines, "item_completed") if p["item"]["type"] == "UserMessage"]
+    assert item["content"] == [{"type": "text", "text": prompt, "text_elements": []}]
+    assert codex_model.turn_requests()[0]["body"]["input"][-1]["content"][0]["text"] == prompt
+
+
+def test_turn_boundaries_and_synthetic_messages(codex_tui, codex_model):
+    codex_model.script.add(when("TURN-1", text("turn one reply")))
+    tui = codex_tui()
+    tui.prompt("go TURN-1")
+    [rollout] = tui.wait_rollouts(1)
+    lines = tui.wait_for(rollout, lambda ls: events(ls, "task_complete") and ls)
+    kinds = [(e["type"], e["payload"].get("type")) for e in lines]
+    assert kinds[0] == ("session_meta", None)
+    started = kinds.index(("event_msg", "task_started"))
+    assert kinds.index(("turn_context", None)) > started
+    assert kinds[-1] == ("event_msg", "task_complete")
+    [begin] = events(lines, "task_started")
+    [end] = events(lines, "task_complete")
+    assert begin["turn_id"] == end["turn_id"] and end["last_agent_message"] == "turn one reply"
+    users = message_texts(lines, "user")
+    assert users[0].startswith("<environment_context>") and users[-1] == "go TURN-1"
+    assert all(
+        p["role"] in ("user", "assistant", "developer") for p in payloads(lines, "response_item", "message")
+    )
+    assert [e["ordinal"] for e in lines] == list(range(len(lines)))
+    # The legacy event types are gone in 0.171.0.
+    assert not events(lines, "user_message") and not events(lines, "agent_message")
+
+
+def test_esc_while_streaming_aborts_the_turn(codex_tui, codex_home, codex_model):
+    codex_model.script.add(when("INT-1", slow_text(60, 0.5)), when("INT-2", text("after the interrupt")))
+    tui = codex_tui()
+    tui.prompt("slowly INT-1")
+    [rollout] = tui.wait_rollouts(1)
+    codex_model.wait_streaming(min_deltas=3, timeout=60)
+    tui.wait_pane(r"word2")
+    tui.send_keys("Escape")
+    lines = tui.wait_for(rollout, lambda ls: events(ls, "turn_aborted") and ls)
+    assert events(lines, "turn_aborted")[-1]["reason"] == "interrupted"
+    assert message_texts(lines, "user")[-1].startswith("<turn_aborted>")
+    assert message_texts(lines, "assistant") == [], "the streamed part is not kept"
+    codex_model.wait_for_request(lambda r: r.get("event") == "client_disconnected", timeout=30)
+    tui.wait_pane(r"Conversation interrupted")
+    assert codex_home.spool.entries("Stop") == []
+    # Idle again: the next prompt runs a normal turn in the same rollout.
+    tui.prompt("then INT-2")
+    lines = tui.wait_for(rollout, lambda ls: events(ls, "task_complete") and ls)
+    assert message_texts(lines, "assistant") == ["after the interrupt"]
+
+
+def test_ctrl_c_while_streaming_aborts_the_turn_without_a_dialog(codex_tui, codex_model):
+    """With --no-daemon there is no "Task is still running" dialog (its "Run in background" needs
+    the daemon): Ctrl-C aborts like Esc. It is still never sent: a turn that ends just before
+    the key arrives turns it into the idle Ctrl-C, which quits codex (next test)."""
+    codex_model.script.add(when("CTRLC-1", slow_text(60, 0.5)))
+    tui = codex_tui()
+    tui.prompt("slowly CTRLC-1")
+    [rollout] = tui.wait_rollouts(1)
+    codex_model.wait_streaming(min_deltas=2, timeout=60)
+    tui.send_keys("C-c")
+    lines = tui.wait_for(rollout, lambda ls: events(ls, "turn_aborted") and ls)
+    assert events(lines, "turn_aborted")[-1]["reason"] == "interrupted"
+    tui.wait_pane(r"Conversation interrupted")
+    assert "Task is still running" not in tui.pane()
+    assert not tui.pane_dead()
+
+
+def test_ctrl_c_at_idle_exits_codex(codex_tui, codex_home):
+    tui = codex_tui()
+    tui.send_keys("C-c")
+    deadline = time.monotonic() + 20
+    while not tui.pane_dead() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert tui.pane_dead(), tui.pane()
+
+
+def test_request_user_input_is_refused_in_default_mode(codex_tui, codex_model):
+    codex_model.script.add(when("ASK-1", request_user_input(), text("asked")))
+    tui = codex_tui()
+    tui.prompt("question ASK-1")
+    [rollout] = tui.wait_rollouts(1)
+    lines = tui.wait_for(rollout, lambda ls: events(ls, "task_complete") and ls)
+    [out] = payloads(lines, "response_item", "function_call_output")
+    assert out["output"] == "request_user_input is unavailable in Default mode"
+    assert "Which color do you prefer?" not in tui.pane()
