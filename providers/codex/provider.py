@@ -80,7 +80,7 @@ TOOL_SETTLE_S = 1.5
 # §7: the PermissionRequest hook runs before the prompt is drawn (0.2-0.9 s before, live); the
 # prompt hides the cursor while it shows. Keys go after it is drawn and settled.
 PROMPT_SHOWN_TIMEOUT_S = 5.0
-APPROVAL_SETTLE_S = 0.2
+APPROVAL_SETTLE_S = 0.3
 KEY_LANDED_TIMEOUT_S = 2.0
 VERIFY_TIMEOUT_S = 15.0
 CLEAR_TIMEOUT_S = 10.0
@@ -529,12 +529,11 @@ class CodexProvider(AgentProvider):
         # §7: the prompt hides the terminal's cursor while it is drawn (tmux's flag, not the
         # screen's text); a key sent before that is lost. Played when it shows, and once more
         # only if the prompt is still there (the key was dropped, nothing else can have moved).
-        if not self._cursor_hidden(tmux, run, True, PROMPT_SHOWN_TIMEOUT_S):
+        if not self._prompt_shown(tmux, run):
             raise DialogNotAnswerable(
                 f"{self.display_name()}'s approval prompt is not on its screen; lab sent nothing. "
                 "Check the terminal with the attach command."
             )
-        time.sleep(APPROVAL_SETTLE_S)
         with self._guard:  # the backstop's intent, recorded before the first key
             self._intents.pop(dialog.tool_use_id, None)
             self._intents[dialog.tool_use_id] = "allow" if choice.allows else "deny"
@@ -557,6 +556,23 @@ class CodexProvider(AgentProvider):
             )
         if choice.key == DENY and choice.text:
             self.reply(run, choice.text)
+
+    def _prompt_shown(self, tmux: Tmux, run: RunHandle) -> bool:
+        """§7: the cursor hidden for APPROVAL_SETTLE_S without a break: the prompt is drawn. (A
+        redraw may hide it for an instant; a key sent then could land in the composer.)"""
+        deadline = time.monotonic() + PROMPT_SHOWN_TIMEOUT_S
+        hidden_since: float | None = None
+        while True:
+            flag = tmux.pane_format(run.tmux_session, "#{cursor_flag}")
+            if flag is None:
+                raise SessionGone("The agent's terminal session is gone.")
+            now = time.monotonic()
+            hidden_since = (hidden_since or now) if flag == "0" else None
+            if hidden_since is not None and now - hidden_since >= APPROVAL_SETTLE_S:
+                return True
+            if now >= deadline:
+                return False
+            time.sleep(POLL_S / 2)
 
     def _cursor_hidden(self, tmux: Tmux, run: RunHandle, hidden: bool, timeout: float) -> bool:
         """Wait, bounded, until the pane's cursor is hidden (`hidden`) or shown again."""
