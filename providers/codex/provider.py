@@ -460,16 +460,19 @@ class CodexProvider(AgentProvider):
             outbox.remove(want)
 
     def _clear(self, run: RunHandle, tmux: Tmux, text: str) -> None:
-        """§5: /clear starts a new thread at once (a new thread lock in CODEX_HOME is its
-        receipt) but writes no rollout until the next submit; lab's marker in the spool is the
-        new conversation's identity meanwhile."""
-        locks = self.codex_home() / "thread-writer-locks"
-        before = _names(locks)
+        """§5: /clear starts a new thread at once, and the TUI opens the new thread's lock file
+        (`$CODEX_HOME/thread-writer-locks/<thread>.lock`): that open file, on this run's own
+        process, is the receipt. No rollout is written until the next submit, so lab's marker in
+        the spool is the new conversation's identity meanwhile."""
+        pid = tmux.pane_pid(run.tmux_session)
+        if pid is None:
+            raise SessionGone("The agent's terminal session is gone.")
+        before = _thread_locks(pid)
         tmux.paste(run.tmux_session, text)
         time.sleep(ENTER_DELAY_S)
         tmux.send_keys(run.tmux_session, "Enter")
         deadline = time.monotonic() + CLEAR_TIMEOUT_S
-        while not (_names(locks) - before):
+        while not (_thread_locks(pid) - before):
             if time.monotonic() >= deadline:
                 raise ReplyNotDelivered(
                     f"{self.display_name()} has not started a new conversation after /{CLEAR}. Check "
@@ -675,11 +678,21 @@ def _size(path: str) -> int:
         return 0
 
 
-def _names(directory: Path) -> set[str]:
+def _thread_locks(pid: int) -> set[str]:
+    """The thread lock files (§5) the process has open: one per thread it writes."""
+    found: set[str] = set()
     try:
-        return set(os.listdir(directory))
-    except FileNotFoundError:
-        return set()
+        fds = os.listdir(f"/proc/{pid}/fd")
+    except OSError:
+        return found
+    for fd in fds:
+        try:
+            target = os.readlink(f"/proc/{pid}/fd/{fd}")
+        except OSError:
+            continue
+        if f"{os.sep}thread-writer-locks{os.sep}" in target and target.endswith(".lock"):
+            found.add(target)
+    return found
 
 
 def _ready_marker(run: RunHandle, *, mark: bool = False) -> int:
