@@ -7,11 +7,15 @@ No Django. Facts pinned in compat/codex/COMPAT-adapter.md §9.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import json
 import os
+import shlex
 import sys
 import tomllib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -53,8 +57,21 @@ class ConfigRefused(ProviderError):
 
 
 def hook_command() -> str:
-    script = Path(__file__).with_name("hook_spool.py")
-    return f"{sys.executable} -S {script}"
+    # Codex runs a hook's command through the shell: quoted, a path with a space stays one word.
+    return shlex.join([sys.executable, "-S", str(Path(__file__).with_name("hook_spool.py"))])
+
+
+@contextlib.contextmanager
+def config_lock(codex_home: Path) -> Iterator[None]:
+    """One writer of lab's grants at a time (two runs starting at once would each read the old
+    config.toml and the second write would drop the first's trust)."""
+    codex_home.mkdir(parents=True, exist_ok=True, mode=0o700)
+    fd = os.open(codex_home / ".lab-config.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
 
 
 def snake(event: str) -> str:
@@ -98,6 +115,11 @@ def _toml_key(text: str) -> str:
 def install_hooks(codex_home: Path) -> list[Path]:
     """lab's hook in <CODEX_HOME>/hooks.json (the operator's own hooks kept), and its trust in
     config.toml. Idempotent: returns the files it changed."""
+    with config_lock(codex_home):
+        return _install_hooks(codex_home)
+
+
+def _install_hooks(codex_home: Path) -> list[Path]:
     hooks_path = codex_home / HOOKS
     raw = _read(hooks_path)
     try:
@@ -142,7 +164,8 @@ def trust_project(codex_home: Path, worktree: Path) -> list[Path]:
     """§9: `[projects."<worktree>"] trust_level = "trusted"`, as Codex writes it when its
     folder-trust screen is accepted (then the screen is skipped)."""
     path = codex_home / CONFIG
-    return [path] if _trust(path, project=os.path.realpath(worktree)) else []
+    with config_lock(codex_home):
+        return [path] if _trust(path, project=os.path.realpath(worktree)) else []
 
 
 def _trust(path: Path, *, project: str = "", hooks: dict[str, str] | None = None) -> bool:
