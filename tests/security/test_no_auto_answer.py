@@ -36,6 +36,10 @@ ALLOWED = {
     "providers/claude_code/provider.py:ClaudeCodeProvider.answer_dialog",
     "providers/claude_code/provider.py:ClaudeCodeProvider._play",
     "providers/claude_code/provider.py:ClaudeCodeProvider.return_to_prompt",
+    "providers/codex/provider.py:CodexProvider.reply",
+    "providers/codex/provider.py:CodexProvider._clear",
+    "providers/codex/provider.py:CodexProvider.interrupt",
+    "providers/codex/provider.py:CodexProvider.answer_dialog",
     "providers/testing.py:FakeProvider.reply",
     "providers/testing.py:FakeProvider.interrupt",
     "providers/testing.py:FakeProvider.answer_dialog",
@@ -53,6 +57,9 @@ SIGNAL_READERS = [
     "providers/claude_code/spool.py",
     "providers/claude_code/transcript.py",
     "providers/claude_code/hook_spool.py",
+    "providers/codex/spool.py",
+    "providers/codex/transcript.py",
+    "providers/codex/hook_spool.py",
 ]
 
 
@@ -158,6 +165,7 @@ def test_nothing_that_reads_a_signal_reaches_a_keystroke():
     }
     for reader in readers:
         assert f"providers/claude_code/provider.py:ClaudeCodeProvider.{reader}" not in reach, reader
+        assert f"providers/codex/provider.py:CodexProvider.{reader}" not in reach, reader
 
 
 def test_the_consumers_call_nothing_that_sends_a_key():
