@@ -153,3 +153,24 @@ def test_the_stop_hook_runs_before_task_complete_is_written(tmp_path, codex_mode
         assert seen["complete_in_rollout"] is False
     finally:
         tui.kill()
+
+
+def test_a_prompt_submitted_while_streaming_steers_the_running_turn(codex_tui, codex_model):
+    """Enter while working does not queue: Codex drops the stream in flight (its text is never
+    written), adds the prompt to the same turn and asks the model again."""
+    codex_model.script.add(when("STEER-1", slow_text(40, 0.5)), when("STEER-2", text("steered reply")))
+    tui = codex_tui()
+    tui.prompt("first STEER-1")
+    [rollout] = tui.wait_rollouts(1)
+    codex_model.wait_streaming(min_deltas=3, timeout=60)
+    tui.prompt("then STEER-2")
+    lines = tui.wait_for(rollout, lambda ls: events(ls, "task_complete") and ls)
+    assert len(events(lines, "task_started")) == 1 and len(events(lines, "task_complete")) == 1
+    assert not events(lines, "turn_aborted")
+    assert [t for t in message_texts(lines, "user") if not t.startswith("<")] == [
+        "first STEER-1",
+        "then STEER-2",
+    ]
+    assert message_texts(lines, "assistant") == ["steered reply"]
+    second = codex_model.turn_requests()[1]["body"]["input"]
+    assert [i["content"][0]["text"] for i in second[-2:]] == ["first STEER-1", "then STEER-2"]
