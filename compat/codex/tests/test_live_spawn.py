@@ -74,6 +74,9 @@ def test_first_submit_creates_the_rollout_named_by_session_start(codex_tui, code
     assert payload["source"] == "startup"
     assert payload["cwd"] == str(codex_home.worktree)
     thread_id = payload["session_id"]
+    [submit] = codex_home.spool.wait("UserPromptSubmit")
+    assert submit["payload"]["prompt"] == "hello SPAWN-TOKEN-1"
+    assert submit["payload"]["session_id"] == thread_id and submit["payload"]["turn_id"]
     assert rollout.name.endswith(f"-{thread_id}.jsonl")
     assert re.fullmatch(r"rollout-\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-[0-9a-f-]{36}\.jsonl", rollout.name)
     lines = tui.wait_for(rollout, lambda ls: events(ls, "task_complete") and ls)
