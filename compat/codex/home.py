@@ -45,24 +45,36 @@ def fixtures_dir(version: str = PINNED_VERSION) -> Path:
     return FIXTURES_ROOT / version
 
 
+def _native_beside(path: Path) -> list[Path]:
+    """The native binaries an npm install of ``@openai/codex`` holds, given any file in it (the
+    ``bin/codex.js`` shim that ``.bin/codex`` links to, or the native binary itself)."""
+    real = path.resolve()
+    for root in real.parents:
+        if root.name == "codex" and root.parent.name == "@openai":
+            return sorted(root.parent.glob("codex-linux-*/vendor/*/bin/codex")) + sorted(
+                root.glob("vendor/*/bin/codex")
+            )
+    return [real]
+
+
 def codex_binary() -> Path:
-    """The native ``codex`` binary under test: ``$LAB_AGENT_BIN_DIR/codex`` when set, else the
-    one ``npm ci`` installed. The npm package's ``bin/codex.js`` is a node shim that execs this
-    file; spawning it directly leaves no node process between tmux and the TUI."""
+    """The native ``codex`` binary under test: from ``$LAB_AGENT_BIN_DIR/codex`` when set (lab's
+    own setting), else from the ``npm ci`` install in the repo root. ``.bin/codex`` is a node
+    shim (``bin/codex.js``) that execs the native binary of the platform package; spawning that
+    binary directly leaves no node process between tmux and the TUI."""
     bin_dir = os.environ.get("LAB_AGENT_BIN_DIR")
-    nm = REPO_ROOT / "node_modules" / "@openai"
-    candidates = (
-        [Path(bin_dir) / "codex"]
+    entry = (
+        Path(bin_dir) / "codex"
         if bin_dir
-        else sorted(nm.glob("codex-linux-*/vendor/*/bin/codex")) + sorted(nm.glob("codex/vendor/*/bin/codex"))
+        else REPO_ROOT / "node_modules" / "@openai" / "codex" / "bin" / "codex.js"
     )
-    for c in candidates:
+    for c in _native_beside(entry) if entry.exists() else []:
         real = c.resolve()
         if real.is_file() and os.access(real, os.X_OK):
             with open(real, "rb") as f:
                 if f.read(4) == b"\x7fELF":
                     return real
-    raise FileNotFoundError(f"codex binary not found under {bin_dir or nm} (run `npm ci` in {REPO_ROOT})")
+    raise FileNotFoundError(f"codex binary not found from {entry} (run `npm ci` in {REPO_ROOT})")
 
 
 def installed_version(binary: Path | None = None) -> str:
