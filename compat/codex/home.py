@@ -45,24 +45,36 @@ def fixtures_dir(version: str = PINNED_VERSION) -> Path:
     return FIXTURES_ROOT / version
 
 
+def _native_beside(path: Path) -> list[Path]:
+    """The native binaries an npm install of ``@openai/codex`` holds, given any file in it (the
+    ``bin/codex.js`` shim that ``.bin/codex`` links to, or the native binary itself)."""
+    real = path.resolve()
+    for root in real.parents:
+        if root.name == "codex" and root.parent.name == "@openai":
+            return sorted(root.parent.glob("codex-linux-*/vendor/*/bin/codex")) + sorted(
+                root.glob("vendor/*/bin/codex")
+            )
+    return [real]
+
+
 def codex_binary() -> Path:
-    """The native ``codex`` binary under test: ``$LAB_AGENT_BIN_DIR/codex`` when set, else the
-    one ``npm ci`` installed. The npm package's ``bin/codex.js`` is a node shim that execs this
-    file; spawning it directly leaves no node process between tmux and the TUI."""
+    """The native ``codex`` binary under test: from ``$LAB_AGENT_BIN_DIR/codex`` when set (lab's
+    own setting), else from the ``npm ci`` install in the repo root. ``.bin/codex`` is a node
+    shim (``bin/codex.js``) that execs the native binary of the platform package; spawning that
+    binary directly leaves no node process between tmux and the TUI."""
     bin_dir = os.environ.get("LAB_AGENT_BIN_DIR")
-    nm = REPO_ROOT / "node_modules" / "@openai"
-    candidates = (
-        [Path(bin_dir) / "codex"]
+    entry = (
+        Path(bin_dir) / "codex"
         if bin_dir
-        else sorted(nm.glob("codex-linux-*/vendor/*/bin/codex")) + sorted(nm.glob("codex/vendor/*/bin/codex"))
+        else REPO_ROOT / "node_modules" / "@openai" / "codex" / "bin" / "codex.js"
     )
-    for c in candidates:
+    for c in _native_beside(entry) if entry.exists() else []:
         real = c.resolve()
         if real.is_file() and os.access(real, os.X_OK):
             with open(real, "rb") as f:
                 if f.read(4) == b"\x7fELF":
                     return real
-    raise FileNotFoundError(f"codex binary not found under {bin_dir or nm} (run `npm ci` in {REPO_ROOT})")
+    raise FileNotFoundError(f"codex binary not found from {entry} (run `npm ci` in {REPO_ROOT})")
 
 
 def installed_version(binary: Path | None = None) -> str:
@@ -84,7 +96,7 @@ def hook_trust_hash(event_snake: str, command: str, *, matcher: str | None = Non
     """The ``trusted_hash`` Codex 0.171.0 stores for one command hook: the sha256 of the hook's
     identity as compact JSON with sorted keys, Codex's defaults filled in (timeout 600, async
     false) and an unset matcher left out. Verified against the hashes the TUI wrote when
-    "Trust all and continue" was picked (compat/codex/tests/test_unit_home.py)."""
+    "Trust all and continue" was picked (compat/codex/tests/test_home.py)."""
     identity: dict[str, Any] = {
         "event_name": event_snake,
         "hooks": [{"async": False, "command": command, "timeout": timeout, "type": "command"}],
@@ -121,10 +133,13 @@ def config_toml(
     *,
     approval_policy: str = "on-request",
     sandbox_mode: str = "workspace-write",
+    trust_worktree: bool = True,
     extra: str = "",
 ) -> str:
-    """config.toml: the scripted model as a custom Responses-API provider, the worktree trusted,
-    no update check, no telemetry."""
+    """config.toml: the scripted model as a custom Responses-API provider, the worktree trusted
+    (``trust_worktree=False`` leaves it out, for the probe of the trust screen), no update
+    check, no telemetry."""
+    trust = f'[projects.{_toml_str(str(worktree))}]\ntrust_level = "trusted"\n\n' if trust_worktree else ""
     return (
         f"model = {_toml_str(MODEL)}\n"
         f"model_provider = {_toml_str(PROVIDER_ID)}\n"
@@ -138,9 +153,7 @@ def config_toml(
         'wire_api = "responses"\n'
         f"env_key = {_toml_str(KEY_ENV)}\n"
         "\n"
-        f"[projects.{_toml_str(str(worktree))}]\n"
-        'trust_level = "trusted"\n'
-        "\n"
+        f"{trust}"
         "[analytics]\nenabled = false\n"
         "\n"
         "[tui]\nscreen_reader_detection_done = true\n"
@@ -158,9 +171,12 @@ def prepare_home(
     api_key: str = "sk-scripted-test",
     hooks: dict[str, Any] | None = None,
     approval_policy: str = "on-request",
+    trust_worktree: bool = True,
+    trust_hooks: bool = True,
 ) -> dict[str, str]:
     """Write ``home/.codex/config.toml`` (+ ``hooks.json`` with its trust when ``hooks`` is given)
-    and return the environment for codex: complete, not merged with os.environ."""
+    and return the environment for codex: complete, not merged with os.environ. The ``trust_*``
+    switches leave a trust out, for the probes of the screens it prevents."""
     home = Path(home)
     codex_home = home / ".codex"
     codex_home.mkdir(parents=True, exist_ok=True)
@@ -168,9 +184,15 @@ def prepare_home(
     if hooks is not None:
         hooks_path = codex_home / "hooks.json"
         hooks_path.write_text(json.dumps(hooks, indent=2))
-        extra = hooks_trust_toml(hooks_path, hooks)
+        extra = hooks_trust_toml(hooks_path, hooks) if trust_hooks else ""
     (codex_home / "config.toml").write_text(
-        config_toml(Path(worktree), base_url, approval_policy=approval_policy, extra=extra)
+        config_toml(
+            Path(worktree),
+            base_url,
+            approval_policy=approval_policy,
+            trust_worktree=trust_worktree,
+            extra=extra,
+        )
     )
     return {
         "HOME": str(home),

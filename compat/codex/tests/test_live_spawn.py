@@ -46,8 +46,14 @@ def test_spawn_reaches_the_composer_with_no_first_run_screen(codex_tui, codex_ho
     assert config.count("trusted_hash") == len(codex_home.spool.events)
 
 
-def test_ending_the_tmux_session_leaves_no_codex_process(codex_tui, codex_home):
+def test_ending_the_tmux_session_leaves_no_codex_process(codex_tui, codex_home, codex_model):
+    # A whole turn first: without --no-daemon the TUI has started its app-server daemon by then
+    # (it comes up a second or two after the footer).
+    codex_model.script.add(when("KILL-TOKEN-1", text("kill reply")))
     tui = codex_tui()
+    tui.prompt("hello KILL-TOKEN-1")
+    [rollout] = tui.wait_rollouts(1)
+    tui.wait_for(rollout, lambda ls: events(ls, "task_complete"))
     assert tui.pane_pid in codex_processes(codex_home.codex_home)
     # With --no-daemon nothing codex starts leaves the pane's session (the default daemon runs
     # under setsid, out of tmux's reach).
@@ -74,6 +80,9 @@ def test_first_submit_creates_the_rollout_named_by_session_start(codex_tui, code
     assert payload["source"] == "startup"
     assert payload["cwd"] == str(codex_home.worktree)
     thread_id = payload["session_id"]
+    [submit] = codex_home.spool.wait("UserPromptSubmit")
+    assert submit["payload"]["prompt"] == "hello SPAWN-TOKEN-1"
+    assert submit["payload"]["session_id"] == thread_id and submit["payload"]["turn_id"]
     assert rollout.name.endswith(f"-{thread_id}.jsonl")
     assert re.fullmatch(r"rollout-\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-[0-9a-f-]{36}\.jsonl", rollout.name)
     lines = tui.wait_for(rollout, lambda ls: events(ls, "task_complete") and ls)

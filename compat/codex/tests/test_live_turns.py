@@ -3,6 +3,7 @@ streaming, the Ctrl-C hazard, and the question tool (COMPAT.md §2, §3, §6, §
 
 from __future__ import annotations
 
+import json
 import time
 
 import pytest
@@ -107,3 +108,69 @@ def test_request_user_input_is_refused_in_default_mode(codex_tui, codex_model):
     [out] = payloads(lines, "response_item", "function_call_output")
     assert out["output"] == "request_user_input is unavailable in Default mode"
     assert "Which color do you prefer?" not in tui.pane()
+
+
+STOP_PEEK = """
+import json, sys
+payload = json.load(sys.stdin)
+seen = []
+with open(payload["transcript_path"]) as f:
+    for line in f:
+        try:
+            e = json.loads(line)
+        except ValueError:
+            continue
+        if e.get("payload", {}).get("type") == "task_complete":
+            seen.append(e["payload"]["turn_id"])
+entry = {"turn_id": payload["turn_id"], "complete_in_rollout": payload["turn_id"] in seen}
+with open(sys.argv[1], "a") as out:
+    out.write(json.dumps(entry) + "\\n")
+"""
+
+
+def test_the_stop_hook_runs_before_task_complete_is_written(tmp_path, codex_model):
+    """A reader woken by Stop must still wait for the rollout's task_complete line."""
+    from compat.codex.conftest import make_git_worktree
+    from compat.codex.home import prepare_home
+    from compat.codex.live import CodexTUI
+
+    script, record = tmp_path / "peek.py", tmp_path / "peek.jsonl"
+    script.write_text(STOP_PEEK)
+    hooks = {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": f"python3 {script} {record}"}]}]}}
+    wt = make_git_worktree(tmp_path / "wt")
+    env = prepare_home(tmp_path / "home", wt, codex_model.url, hooks=hooks)
+    codex_model.script.add(when("PEEK-1", text("peek reply")))
+    tui = CodexTUI(env, wt).start()
+    try:
+        tui.wait_ready()
+        tui.prompt("hello PEEK-1")
+        [rollout] = tui.wait_rollouts(1)
+        tui.wait_for(rollout, lambda ls: events(ls, "task_complete"))
+        deadline = time.monotonic() + 30
+        while not record.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        [seen] = [json.loads(line) for line in record.read_text().splitlines()]
+        assert seen["complete_in_rollout"] is False
+    finally:
+        tui.kill()
+
+
+def test_a_prompt_submitted_while_streaming_steers_the_running_turn(codex_tui, codex_model):
+    """Enter while working does not queue: Codex drops the stream in flight (its text is never
+    written), adds the prompt to the same turn and asks the model again."""
+    codex_model.script.add(when("STEER-1", slow_text(40, 0.5)), when("STEER-2", text("steered reply")))
+    tui = codex_tui()
+    tui.prompt("first STEER-1")
+    [rollout] = tui.wait_rollouts(1)
+    codex_model.wait_streaming(min_deltas=3, timeout=60)
+    tui.prompt("then STEER-2")
+    lines = tui.wait_for(rollout, lambda ls: events(ls, "task_complete") and ls)
+    assert len(events(lines, "task_started")) == 1 and len(events(lines, "task_complete")) == 1
+    assert not events(lines, "turn_aborted")
+    assert [t for t in message_texts(lines, "user") if not t.startswith("<")] == [
+        "first STEER-1",
+        "then STEER-2",
+    ]
+    assert message_texts(lines, "assistant") == ["steered reply"]
+    second = codex_model.turn_requests()[1]["body"]["input"]
+    assert [i["content"][0]["text"] for i in second[-2:]] == ["first STEER-1", "then STEER-2"]

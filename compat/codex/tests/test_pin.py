@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 
-from compat.codex.home import PINNED_VERSION, REPO_ROOT
+from compat.codex.home import PINNED_VERSION, REPO_ROOT, codex_binary, installed_version
 
 
 def test_pinned_version_is_package_json_exactly():
@@ -12,3 +14,18 @@ def test_pinned_version_is_package_json_exactly():
     assert pin == PINNED_VERSION == "0.171.0"
     lock = json.loads((REPO_ROOT / "package-lock.json").read_text())
     assert lock["packages"]["node_modules/@openai/codex"]["version"] == PINNED_VERSION
+
+
+def test_the_installed_binary_is_the_pin_and_says_so():
+    binary = codex_binary()
+    assert installed_version(binary) == PINNED_VERSION
+    out = subprocess.run([str(binary), "--version"], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0 and out.stdout.split() == ["codex-cli", PINNED_VERSION]
+
+
+def test_the_bin_dir_setting_finds_the_native_binary_behind_the_node_shim(monkeypatch):
+    monkeypatch.setenv("LAB_AGENT_BIN_DIR", str(REPO_ROOT / "node_modules" / ".bin"))
+    found = codex_binary()
+    with open(found, "rb") as f:
+        assert f.read(4) == b"\x7fELF"
+    assert found.name == "codex" and os.access(found, os.X_OK)
