@@ -2,7 +2,8 @@
 
     .venv/bin/python -m providers.codex.tests.regen_expected
 
-Fixtures: compat/codex/fixtures/<version>/*.jsonl (captured by compat's capture script) and
+Fixtures: compat/codex/fixtures/<version>/*.jsonl (captured by compat; their expectations live
+here, in expected/<version>/) and
 providers/codex/tests/data/*.jsonl (captured live through the adapter, paths replaced by
 placeholders, plus the synthesized edge cases).
 """
@@ -18,6 +19,7 @@ from providers.codex.transcript import read_transcript
 from providers.schema import Cursor
 
 DATA = Path(__file__).with_name("data")
+EXPECTED = Path(__file__).with_name("expected")
 COMPAT_FIXTURES = Path(__file__).resolve().parents[3] / "compat" / "codex" / "fixtures"
 
 
@@ -26,7 +28,12 @@ def fixture_paths() -> list[Path]:
 
 
 def expected_path(fixture: Path) -> Path:
-    return fixture.with_name(fixture.name.removesuffix(".jsonl") + ".expected.json")
+    """Beside the fixture for the adapter's own; for compat's captures (compat's directory holds
+    only what it captured) under expected/<version>/ here."""
+    name = fixture.name.removesuffix(".jsonl") + ".expected.json"
+    if fixture.is_relative_to(COMPAT_FIXTURES):
+        return EXPECTED / fixture.parent.name / name
+    return fixture.with_name(name)
 
 
 def observed(fixture: Path) -> dict[str, Any]:
@@ -53,6 +60,7 @@ def observed(fixture: Path) -> dict[str, Any]:
 
 def main() -> None:
     for fixture in fixture_paths():
+        expected_path(fixture).parent.mkdir(parents=True, exist_ok=True)
         expected_path(fixture).write_bytes(
             orjson.dumps(observed(fixture), option=orjson.OPT_INDENT_2) + b"\n"
         )
