@@ -182,3 +182,33 @@ def test_the_environment_is_on_no_command_line(rig):
             except OSError:
                 continue
             assert rig.key.encode() not in cmdline
+
+
+def test_dont_ask_again_is_played_and_the_same_command_then_runs_unasked(rig):
+    first, second = rig.tmp_path / "p-first.txt", rig.tmp_path / "p-second.txt"
+    rig.model.script.add(
+        when("TOKEN-PREFIX-1", exec_command(f"touch {first}", escalated=True)),
+        when("TOKEN-PREFIX-2", exec_command(f"touch {first} {second}", escalated=True)),
+    )
+
+    def ran(r: Reading, call_id: str) -> bool:
+        results = [m for m in r.messages if m.kind == MessageKind.TOOL_RESULT and m.native_id == call_id]
+        return bool(results) and not results[0].is_error and r.state == RunState.IDLE
+
+    run = rig.start()
+    run.provider.reply(run.handle, "TOKEN-PREFIX-1 go")
+    dialog = _wait_pending(run)
+    prefix = next(i for i, o in enumerate(dialog.options) if o.key == "allow-prefix")
+    run.provider.answer_dialog(run.handle, dialog, [Answer(choices=(prefix,))])
+    run.wait(lambda r: ran(r, dialog.tool_use_id), what="the first command approved and run")
+    # A command that starts the same way no longer asks: it runs with no approval pending.
+    run.provider.reply(run.handle, "TOKEN-PREFIX-2 go")
+    run.wait(lambda r: len(r.texts(MessageKind.TOOL_USE)) == 2, what="the second call")
+    second_call = [m for m in run.messages if m.kind == MessageKind.TOOL_USE][-1].native_id
+    deadline = time.monotonic() + 30
+    while not ran(run, second_call):
+        assert run.provider.pending_dialog(run.handle) is None, "the second command asked again"
+        assert time.monotonic() < deadline, "the second command never ran"
+        run.refresh()
+        time.sleep(0.05)
+    assert first.exists() and second.exists()
