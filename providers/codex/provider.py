@@ -70,7 +70,7 @@ POLL_S = 0.05
 # §4 (readiness): the composer takes a paste once it is drawn (alternate screen on, cursor
 # shown); before that keys are lost. Bounded wait, then StillStarting (nothing sent).
 READY_TIMEOUT_S = 20.0
-READY_SETTLE_S = 0.5
+READY_STEADY_S = 1.2
 # §4 (reply pacing): Enter after the paste has landed; retried once on an unrecorded send.
 ENTER_DELAY_S = 0.3
 RETRY_ENTER_AFTER_S = 3.0
@@ -366,8 +366,11 @@ class CodexProvider(AgentProvider):
     def _wait_ready(self, run: RunHandle, tmux: Tmux) -> None:
         """§4 (readiness): the TUI switches to the alternate screen and shows its cursor when its
         composer is drawn; lab reads tmux's flags for that (terminal state, not the screen's
-        text), then lets the composer settle once per run."""
+        text). A first-run screen (folder trust, hooks review) is drawn about 0.4 s *after* the
+        composer and hides the cursor, so the composer counts as live only once the cursor has
+        stayed shown for READY_STEADY_S; until then nothing is sent."""
         deadline = time.monotonic() + READY_TIMEOUT_S
+        steady_since: float | None = None
         while True:
             flags = tmux.pane_format(run.tmux_session, "#{alternate_on} #{cursor_flag} #{pane_dead}")
             if flags is None:
@@ -384,13 +387,15 @@ class CodexProvider(AgentProvider):
                     f"{self.display_name()} shows a prompt or screen in its terminal: nothing was "
                     "sent. Check the terminal with the attach command."
                 )
-            if alternate == "1" and cursor == "1":
+            now = time.monotonic()
+            steady_since = (steady_since or now) if alternate == "1" and cursor == "1" else None
+            if steady_since is not None and now - steady_since >= READY_STEADY_S:
                 _ready_marker(run, mark=True)
-                time.sleep(READY_SETTLE_S)
                 return
-            if time.monotonic() >= deadline:
+            if now >= deadline:
                 raise StillStarting(
-                    f"{self.display_name()} is still starting: nothing was sent. Try again in a moment."
+                    f"{self.display_name()} is still starting, or shows a screen lab does not answer: "
+                    "nothing was sent. Check the terminal with the attach command."
                 )
             time.sleep(POLL_S)
 

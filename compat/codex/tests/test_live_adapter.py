@@ -7,6 +7,7 @@ unique token: the model's rules match by substring.
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from pathlib import Path
@@ -212,3 +213,20 @@ def test_dont_ask_again_is_played_and_the_same_command_then_runs_unasked(rig):
         run.refresh()
         time.sleep(0.05)
     assert first.exists() and second.exists()
+
+
+def test_a_first_run_screen_keeps_every_key_out(rig, monkeypatch):
+    # An operator's own hook lab has not trusted: Codex shows "Hooks need review" right after
+    # its composer is drawn. A reply must not land there (Enter would pick "Review hooks").
+    from providers.codex import provider as codex_provider
+    from providers.errors import StillStarting
+
+    monkeypatch.setattr(codex_provider, "READY_TIMEOUT_S", 6.0)
+    untrusted = {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "true"}]}]}}
+    (rig.codex_home / "hooks.json").write_text(json.dumps(untrusted))
+    run = rig.start()
+    tmux = Tmux(run.handle.tmux_socket)
+    with pytest.raises(StillStarting):
+        run.provider.reply(run.handle, "TOKEN-SCREEN hello")
+    pane = tmux.capture(run.handle.tmux_session)
+    assert "Hooks need review" in pane and "TOKEN-SCREEN" not in pane
