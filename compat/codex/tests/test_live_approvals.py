@@ -168,3 +168,23 @@ def test_a_permission_request_hook_can_answer_and_no_prompt_is_drawn(tmp_path, c
         assert codex_model.wait_function_output(call["call_id"])["output"] == out["output"]
     finally:
         tui.kill()
+
+
+def test_p_allows_the_command_prefix_for_good_in_a_rules_file(codex_tui, codex_home, codex_model, tmp_path):
+    marker = tmp_path / "m-APPR-5"
+    tui, rollout, _cmd = start_escalated(codex_tui, codex_home, codex_model, "APPR-5", marker)
+    tui.send_keys("p")
+    tui.wait_for(rollout, lambda ls: events(ls, "task_complete"))
+    assert marker.exists()
+    rules = codex_home.codex_home / "rules" / "default.rules"
+    assert rules.read_text().strip() == 'prefix_rule(pattern=["touch", "../m-APPR-5"], decision="allow")'
+    # The same command again runs without a prompt (the hook still sees the request once only).
+    marker.unlink()
+    codex_model.script.add(
+        when("APPR-6", exec_command("touch ../m-APPR-5", escalated=True, justification="again"))
+    )
+    tui.wait_pane(r"\? for shortcuts", settle=0.3)
+    tui.prompt("again APPR-6")
+    tui.wait_for(rollout, lambda ls: len(events(ls, "task_complete")) == 2)
+    assert marker.exists()
+    assert len(codex_home.spool.entries("PermissionRequest")) == 1
