@@ -224,3 +224,26 @@ def test_esc_on_the_plan_mode_question_aborts_the_turn(codex_tui, codex_model):
     lines = tui.wait_for(rollout, lambda ls: events(ls, "turn_aborted") and ls)
     assert events(lines, "turn_aborted")[-1]["reason"] == "interrupted"
     assert not events(lines, "task_complete")
+
+
+def test_tab_instead_of_enter_queues_the_prompt_for_after_the_turn(codex_tui, codex_model):
+    codex_model.script.add(when("QUEUE-1", slow_text(12, 0.5)), when("QUEUE-2", text("queued reply")))
+    tui = codex_tui()
+    tui.prompt("first QUEUE-1")
+    [rollout] = tui.wait_rollouts(1)
+    codex_model.wait_streaming(min_deltas=2, timeout=60)
+    tui.send_paste("then QUEUE-2")
+    tui.wait_pane(r"tab to queue message", settle=0.2)
+    tui.send_keys("Tab")
+    tui.wait_pane(r"Queued follow-up inputs\s+↳ then QUEUE-2")
+    assert "then QUEUE-2" not in message_texts(tui.read_lines(rollout), "user"), "not written while queued"
+    lines = tui.wait_for(rollout, lambda ls: len(events(ls, "task_complete")) == 2 and ls)
+    assert len(events(lines, "task_started")) == 2 and not events(lines, "turn_aborted")
+    assert [t for t in message_texts(lines, "user") if not t.startswith("<")] == [
+        "first QUEUE-1",
+        "then QUEUE-2",
+    ]
+    assert message_texts(lines, "assistant") == [
+        " ".join(f"word{i}" for i in range(12)) + " ",
+        "queued reply",
+    ]
