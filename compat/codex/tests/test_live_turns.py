@@ -247,3 +247,15 @@ def test_tab_instead_of_enter_queues_the_prompt_for_after_the_turn(codex_tui, co
         " ".join(f"word{i}" for i in range(12)) + " ",
         "queued reply",
     ]
+
+
+def test_tab_at_idle_submits_like_enter(codex_tui, codex_model):
+    """So paste + Tab is one recipe for both states: submit when idle, queue while working."""
+    codex_model.script.add(when("IDLETAB-1", text("idle tab reply")))
+    tui = codex_tui()
+    tui.send_paste("hello IDLETAB-1")
+    tui.wait_pane(r"› hello IDLETAB-1", settle=0.2)
+    tui.send_keys("Tab")
+    [rollout] = tui.wait_rollouts(1)
+    lines = tui.wait_for(rollout, lambda ls: events(ls, "task_complete") and ls)
+    assert message_texts(lines, "assistant") == ["idle tab reply"]
