@@ -78,14 +78,15 @@ def codex_binary() -> Path:
 
 
 def installed_version(binary: Path | None = None) -> str:
-    """The version of the package that holds ``binary``, read from the ``codex-package.json``
-    next to it: no need to run it."""
-    real = (binary or codex_binary()).resolve()
-    for folder in real.parents:
-        manifest = folder / "codex-package.json"
-        if manifest.is_file():
-            return str(json.loads(manifest.read_text())["version"])
-    raise FileNotFoundError(f"no codex-package.json above {real}")
+    """The version of the package that holds ``binary`` (the native binary, or the ``.bin/codex``
+    shim that leads to it), read from the ``codex-package.json`` next to the native one: no need
+    to run it."""
+    for native in _native_beside(binary or codex_binary()):
+        for folder in native.resolve().parents:
+            manifest = folder / "codex-package.json"
+            if manifest.is_file():
+                return str(json.loads(manifest.read_text())["version"])
+    raise FileNotFoundError(f"no codex-package.json beside {binary}")
 
 
 def _toml_str(s: str) -> str:

@@ -114,3 +114,77 @@ def test_plain_exec_command_runs_without_asking(codex_tui, codex_home, codex_mod
     [call] = calls(lines)
     assert "plain-APPR-4" in outputs(lines, call["call_id"])[0]["output"]
     assert codex_home.spool.entries("PermissionRequest") == []
+
+
+def decide(behavior: str, message: str = "") -> dict:
+    decision = {"behavior": behavior, **({"message": message} if message else {})}
+    return {"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": decision}}
+
+
+@pytest.mark.parametrize("behavior", ["allow", "deny"])
+def test_a_permission_request_hook_can_answer_and_no_prompt_is_drawn(tmp_path, codex_model, behavior):
+    """Claude Code's hook answer works: the hook prints a decision on stdout and Codex obeys it
+    without drawing the prompt. A deny does not abort the turn: the model hears the refusal."""
+    from compat.codex.conftest import make_git_worktree
+    from compat.codex.home import prepare_home
+    from compat.codex.live import CodexTUI
+
+    script = tmp_path / "decide.py"
+    script.write_text(
+        f"import sys\nsys.stdin.read()\nprint({json.dumps(json.dumps(decide(behavior, 'not today')))})\n"
+    )
+    hooks = {
+        "hooks": {"PermissionRequest": [{"hooks": [{"type": "command", "command": f"python3 {script}"}]}]}
+    }
+    wt = make_git_worktree(tmp_path / "wt")
+    env = prepare_home(tmp_path / "home", wt, codex_model.url, hooks=hooks)
+    token = f"HOOKANS-{behavior}"
+    codex_model.script.add(
+        when(
+            token,
+            exec_command("touch ../m-hook", escalated=True, justification="why"),
+            text(f"after {token}"),
+        )
+    )
+    tui = CodexTUI(env, wt).start()
+    try:
+        tui.wait_ready()
+        tui.prompt(f"go {token}")
+        [rollout] = tui.wait_rollouts(1)
+        lines = tui.wait_for(rollout, lambda ls: events(ls, "task_complete") and ls)
+        [call] = calls(lines)
+        [out] = outputs(lines, call["call_id"])
+        assert "Would you like to run the following command?" not in tui.pane()
+        if behavior == "allow":
+            assert "Process exited with code 0" in out["output"]
+            assert (tmp_path / "m-hook").exists()
+        else:
+            assert (
+                out["output"] == 'exec_command failed: CreateProcess { message: "Rejected(\\"not today\\")" }'
+            )
+            assert not (tmp_path / "m-hook").exists()
+            tui.wait_pane(r"Blocked by hook[\s\S]*not today")
+        assert not events(lines, "turn_aborted")
+        assert codex_model.wait_function_output(call["call_id"])["output"] == out["output"]
+    finally:
+        tui.kill()
+
+
+def test_p_allows_the_command_prefix_for_good_in_a_rules_file(codex_tui, codex_home, codex_model, tmp_path):
+    marker = tmp_path / "m-APPR-5"
+    tui, rollout, _cmd = start_escalated(codex_tui, codex_home, codex_model, "APPR-5", marker)
+    tui.send_keys("p")
+    tui.wait_for(rollout, lambda ls: events(ls, "task_complete"))
+    assert marker.exists()
+    rules = codex_home.codex_home / "rules" / "default.rules"
+    assert rules.read_text().strip() == 'prefix_rule(pattern=["touch", "../m-APPR-5"], decision="allow")'
+    # The same command again runs without a prompt (the hook still sees the request once only).
+    marker.unlink()
+    codex_model.script.add(
+        when("APPR-6", exec_command("touch ../m-APPR-5", escalated=True, justification="again"))
+    )
+    tui.wait_pane(r"\? for shortcuts", settle=0.3)
+    tui.prompt("again APPR-6")
+    tui.wait_for(rollout, lambda ls: len(events(ls, "task_complete")) == 2)
+    assert marker.exists()
+    assert len(codex_home.spool.entries("PermissionRequest")) == 1

@@ -1,5 +1,6 @@
 """Live: reply delivery by bracketed paste, the turn boundaries in the rollout, Esc while
-streaming, the Ctrl-C hazard, and the question tool (COMPAT.md §2, §3, §6, §10)."""
+streaming, the Ctrl-C hazard, and the question tool in default and Plan mode (COMPAT.md §2, §3,
+§6, §9, §10)."""
 
 from __future__ import annotations
 
@@ -174,3 +175,87 @@ def test_a_prompt_submitted_while_streaming_steers_the_running_turn(codex_tui, c
     assert message_texts(lines, "assistant") == ["steered reply"]
     second = codex_model.turn_requests()[1]["body"]["input"]
     assert [i["content"][0]["text"] for i in second[-2:]] == ["first STEER-1", "then STEER-2"]
+
+
+def plan_mode_question(codex_tui, codex_model, token):
+    codex_model.script.add(when(token, request_user_input(), text(f"thanks {token}")))
+    tui = codex_tui()
+    tui.send_literal("/plan")
+    tui.wait_pane(r"/plan\s+switch to Plan mode", settle=0.3)
+    tui.send_keys("Enter")
+    tui.wait_pane(r"Plan mode \(shift\+tab to cycle\)", settle=0.3)
+    tui.prompt(f"ask me {token}")
+    tui.wait_pane(r"Question 1/1[\s\S]*Which color do you prefer\?", settle=0.5)
+    [rollout] = tui.wait_rollouts(1)
+    return tui, rollout
+
+
+def test_in_plan_mode_request_user_input_draws_a_picker_and_the_answer_is_its_output(
+    codex_tui, codex_home, codex_model
+):
+    tui, rollout = plan_mode_question(codex_tui, codex_model, "PLANQ-1")
+    screen = tui.pane()
+    for row in ("› 1. Red", "2. Green", "3. Blue", "4. None of the above"):
+        assert row in screen
+    assert "enter to submit answer | esc to interrupt" in screen
+    # Pending: the call has no output; PreToolUse (tool_input = the questions) is the live signal.
+    lines = tui.read_lines(rollout)
+    [call] = payloads(lines, "response_item", "function_call")
+    assert call["name"] == "request_user_input" and not payloads(
+        lines, "response_item", "function_call_output"
+    )
+    [pre] = codex_home.spool.wait("PreToolUse")
+    assert pre["payload"]["tool_name"] == "request_user_input"
+    assert pre["payload"]["tool_input"]["questions"][0]["question"] == "Which color do you prefer?"
+    assert pre["payload"]["tool_use_id"] == call["call_id"]
+    assert codex_home.spool.entries("PermissionRequest") == []
+    tui.send_keys("Down")
+    tui.wait_pane(r"› 2\. Green", settle=0.3)
+    tui.send_keys("Enter")
+    lines = tui.wait_for(rollout, lambda ls: events(ls, "task_complete") and ls)
+    [out] = payloads(lines, "response_item", "function_call_output")
+    assert json.loads(out["output"]) == {"answers": {"color": {"answers": ["Green"]}}}
+    assert codex_model.wait_function_output(call["call_id"])["output"] == out["output"]
+
+
+def test_esc_on_the_plan_mode_question_aborts_the_turn(codex_tui, codex_model):
+    tui, rollout = plan_mode_question(codex_tui, codex_model, "PLANQ-2")
+    tui.send_keys("Escape")
+    lines = tui.wait_for(rollout, lambda ls: events(ls, "turn_aborted") and ls)
+    assert events(lines, "turn_aborted")[-1]["reason"] == "interrupted"
+    assert not events(lines, "task_complete")
+
+
+def test_tab_instead_of_enter_queues_the_prompt_for_after_the_turn(codex_tui, codex_model):
+    codex_model.script.add(when("QUEUE-1", slow_text(12, 0.5)), when("QUEUE-2", text("queued reply")))
+    tui = codex_tui()
+    tui.prompt("first QUEUE-1")
+    [rollout] = tui.wait_rollouts(1)
+    codex_model.wait_streaming(min_deltas=2, timeout=60)
+    tui.send_paste("then QUEUE-2")
+    tui.wait_pane(r"tab to queue message", settle=0.2)
+    tui.send_keys("Tab")
+    tui.wait_pane(r"Queued follow-up inputs\s+↳ then QUEUE-2")
+    assert "then QUEUE-2" not in message_texts(tui.read_lines(rollout), "user"), "not written while queued"
+    lines = tui.wait_for(rollout, lambda ls: len(events(ls, "task_complete")) == 2 and ls)
+    assert len(events(lines, "task_started")) == 2 and not events(lines, "turn_aborted")
+    assert [t for t in message_texts(lines, "user") if not t.startswith("<")] == [
+        "first QUEUE-1",
+        "then QUEUE-2",
+    ]
+    assert message_texts(lines, "assistant") == [
+        " ".join(f"word{i}" for i in range(12)) + " ",
+        "queued reply",
+    ]
+
+
+def test_tab_at_idle_submits_like_enter(codex_tui, codex_model):
+    """So paste + Tab is one recipe for both states: submit when idle, queue while working."""
+    codex_model.script.add(when("IDLETAB-1", text("idle tab reply")))
+    tui = codex_tui()
+    tui.send_paste("hello IDLETAB-1")
+    tui.wait_pane(r"› hello IDLETAB-1", settle=0.2)
+    tui.send_keys("Tab")
+    [rollout] = tui.wait_rollouts(1)
+    lines = tui.wait_for(rollout, lambda ls: events(ls, "task_complete") and ls)
+    assert message_texts(lines, "assistant") == ["idle tab reply"]

@@ -29,3 +29,7 @@ def test_the_bin_dir_setting_finds_the_native_binary_behind_the_node_shim(monkey
     with open(found, "rb") as f:
         assert f.read(4) == b"\x7fELF"
     assert found.name == "codex" and os.access(found, os.X_OK)
+
+
+def test_the_version_is_read_through_the_shim_too():
+    assert installed_version(REPO_ROOT / "node_modules" / ".bin" / "codex") == PINNED_VERSION
