@@ -25,6 +25,9 @@ OPTIONS = (
     Option(label="Yes, proceed", key=ALLOW),
     Option(
         label="Yes, and don't ask again for commands that start like this one",
+        # §7: the CLI saves the allow rule in its home's rules/default.rules, which every run
+        # sharing lab's CODEX_HOME reads.
+        description="Codex saves an allow rule in its home: later runs stop asking for these too.",
         key=ALLOW_PREFIX,
     ),
     Option(
