@@ -8,6 +8,7 @@ deployment would be (LAB_AGENT_HOME, LAB_AGENT_ENV, LAB_AGENT_BIN_DIR), and runs
 
 from __future__ import annotations
 
+import os
 import subprocess
 import time
 import uuid
@@ -121,4 +122,6 @@ class CodexAdapterRig:
     def close(self) -> None:
         for socket in self.sockets:
             Tmux(socket).kill_server()
+            # tmux leaves its socket file behind
+            Path(os.environ.get("TMUX_TMPDIR", "/tmp"), f"tmux-{os.getuid()}", socket).unlink(missing_ok=True)
         self.model.stop()
