@@ -11,6 +11,7 @@ from __future__ import annotations
 
 KNOWN_PROVIDERS: dict[str, str] = {
     "claude-code": "providers.claude_code.ClaudeCodeProvider",
+    "codex": "providers.codex.CodexProvider",
 }
 
 

@@ -183,17 +183,17 @@ def test_lint_imports_fails_on_a_chain_through_the_seam(tmp_path):
 def test_a_new_adapter_package_is_covered_without_an_edit(tmp_path):
     # A second adapter, as a new provider adds it: a folder, no pyproject.toml change.
     _copy_packages(tmp_path)
-    codex = tmp_path / "providers" / "codex"
-    codex.mkdir()
-    (codex / "__init__.py").write_text("")
-    (codex / "transcript.py").write_text("import django.conf  # planted: parsing must not need Django\n")
+    newcli = tmp_path / "providers" / "newcli"
+    newcli.mkdir()
+    (newcli / "__init__.py").write_text("")
+    (newcli / "transcript.py").write_text("import django.conf  # planted: parsing must not need Django\n")
     assert contract_gaps(tmp_path) == []
-    _plant(tmp_path / "auth_flows" / "views.py", "from providers import codex  # planted leak")
+    _plant(tmp_path / "auth_flows" / "views.py", "from providers import newcli  # planted leak")
     out = _lint_imports(tmp_path)
     assert out.returncode != 0, out.stdout
-    assert "auth_flows.views -> providers.codex" in out.stdout
+    assert "auth_flows.views -> providers.newcli" in out.stdout
     assert "Transcript parsing, recipes and the schema import no Django BROKEN" in out.stdout
-    assert "providers.codex.transcript -> django (l.1)" in out.stdout
+    assert "providers.newcli.transcript -> django (l.1)" in out.stdout
 
 
 def test_a_new_seam_module_must_join_the_contract(tmp_path):
@@ -212,9 +212,9 @@ def test_grimp_finds_a_planted_chain_to_a_new_adapter(tmp_path):
     # In a subprocess: grimp locates packages by import name, and this process already
     # imported the real ones.
     _copy_packages(tmp_path)
-    (tmp_path / "providers" / "codex").mkdir()
-    (tmp_path / "providers" / "codex" / "__init__.py").write_text("")
-    _plant(tmp_path / "auth_flows" / "views.py", "from providers import codex  # planted leak")
+    (tmp_path / "providers" / "newcli").mkdir()
+    (tmp_path / "providers" / "newcli" / "__init__.py").write_text("")
+    _plant(tmp_path / "auth_flows" / "views.py", "from providers import newcli  # planted leak")
     script = (
         "import sys; sys.path[:0] = [sys.argv[1], sys.argv[2]]\n"
         "from tests.test_guards import adapter_import_chains, concrete_adapters, importlinter_config\n"
@@ -231,7 +231,7 @@ def test_grimp_finds_a_planted_chain_to_a_new_adapter(tmp_path):
         timeout=120,
     )
     assert out.returncode == 0, out.stderr
-    assert "auth_flows.views -> providers.codex" in out.stdout.splitlines()
+    assert "auth_flows.views -> providers.newcli" in out.stdout.splitlines()
 
 
 # --- copy ----------------------------------------------------------------------------------

@@ -89,7 +89,7 @@ def test_it_derives_hosts_and_origin_from_the_bind(tmp_path):
         ({"REDIS_URL": "http://127.0.0.1:6379"}, "REDIS_URL must be a redis:// URL"),
         ({"LAB_AGENT_ENV": "{nope"}, "LAB_AGENT_ENV is not JSON"),
         ({"LAB_AGENT_ENV": '{"A": 1}'}, "JSON object of strings"),
-        ({"LAB_PROVIDERS_ENABLED": "codex"}, "unknown provider 'codex'"),
+        ({"LAB_PROVIDERS_ENABLED": "newcli"}, "unknown provider 'newcli'"),
         ({"LAB_TMUX_SOCKET": "a;b"}, "LAB_TMUX_SOCKET"),
         ({"LAB_ORIGIN": "ftp://x"}, "LAB_ORIGIN must be"),
         ({"DEBUG": "maybe"}, ""),

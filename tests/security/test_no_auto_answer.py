@@ -36,6 +36,10 @@ ALLOWED = {
     "providers/claude_code/replying.py:Replying.return_to_prompt",
     "providers/claude_code/answering.py:Answering.answer_dialog",
     "providers/claude_code/answering.py:Answering._play",
+    "providers/codex/provider.py:CodexProvider.reply",
+    "providers/codex/provider.py:CodexProvider._clear",
+    "providers/codex/provider.py:CodexProvider.interrupt",
+    "providers/codex/provider.py:CodexProvider.answer_dialog",
     "providers/testing.py:FakeProvider.reply",
     "providers/testing.py:FakeProvider.interrupt",
     "providers/testing.py:FakeProvider.answer_dialog",
@@ -56,6 +60,9 @@ SIGNAL_READERS = [
     "providers/claude_code/spool.py",
     "providers/claude_code/transcript.py",
     "providers/claude_code/hook_spool.py",
+    "providers/codex/spool.py",
+    "providers/codex/transcript.py",
+    "providers/codex/hook_spool.py",
 ]
 
 
@@ -157,6 +164,12 @@ def test_nothing_that_reads_a_signal_reaches_a_keystroke():
         "providers/claude_code/signals.py:Signals.sweep",
         "providers/claude_code/reading.py:Reading.read_transcript",
         "providers/claude_code/reading.py:Reading.locate_transcript",
+        "providers/codex/provider.py:CodexProvider.pending_dialog",
+        "providers/codex/provider.py:CodexProvider.blocked_state",
+        "providers/codex/provider.py:CodexProvider.spool_view",
+        "providers/codex/provider.py:CodexProvider.sweep",
+        "providers/codex/provider.py:CodexProvider.read_transcript",
+        "providers/codex/provider.py:CodexProvider.locate_transcript",
     ]
     functions = _functions()
     for reader in readers:

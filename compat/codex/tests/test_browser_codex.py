@@ -1,0 +1,125 @@
+"""A Codex run end to end in Chromium: lab served by daphne, the real Codex 0.171.0 TUI answering
+from the scripted Responses API model. Prompt → reply → approval answered on the page → New
+conversation. Reuses the browser suite's server and login helpers (tests/browser/conftest.py)."""
+
+from __future__ import annotations
+
+import os
+import re
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.sync_api import expect, sync_playwright
+
+from compat.codex.home import codex_binary, prepare_home
+from compat.codex.scripted_model import Script, ScriptedModel, exec_command, text, when
+from tests.browser.conftest import (
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    LIVE_TIMEOUT_MS,
+    _daphne,
+    _free_port,
+    _git_repo,
+    _server_env,
+    log_in,
+    screenshot,
+)
+
+pytestmark = [pytest.mark.browser, pytest.mark.live]
+
+
+@pytest.fixture(scope="module")
+def codex_lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path, ScriptedModel, Path]]:
+    root = tmp_path_factory.mktemp("browser-codex")
+    repo = _git_repo(root / "repo")
+    home = root / "agent-home"
+    with ScriptedModel(Script()) as model:
+        agent_env = prepare_home(home, repo, model.url)
+        port = _free_port()
+        sock = f"labbrowsercodex-{os.getpid()}-{uuid.uuid4().hex[:6]}"
+        env = _server_env(root, port, f"http://127.0.0.1:{port}", sock, home, agent_env)
+        env["LAB_PROVIDERS_ENABLED"] = "codex"
+        env["LAB_AGENT_BIN_DIR"] = str(codex_binary().parent)
+        with _daphne(root, port, env, sock):
+            yield f"http://127.0.0.1:{port}", repo, model, root
+
+
+@pytest.fixture(scope="module")
+def page(codex_lab: tuple[str, Path, ScriptedModel, Path]) -> Iterator[Any]:
+    url = codex_lab[0]
+    with sync_playwright() as pw:
+        chromium = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        try:
+            ctx = chromium.new_context(base_url=url, viewport={"width": 1200, "height": 900})
+            ctx.set_default_timeout(LIVE_TIMEOUT_MS)
+            p = ctx.new_page()
+            log_in(p, url)
+            yield p
+        finally:
+            chromium.close()
+
+
+def send(page: Any, message: str) -> None:
+    box = page.locator("#composer textarea")
+    box.fill(message)
+    box.press("Enter")
+
+
+def expect_state(page: Any, state: str) -> None:
+    expect(page.locator("#panel")).to_have_attribute("data-state", state, timeout=LIVE_TIMEOUT_MS)
+
+
+def test_a_codex_run_from_prompt_to_approval_to_new_conversation(page: Any, codex_lab: Any) -> None:
+    _, repo, model, root = codex_lab
+    allowed = root / f"allowed-{uuid.uuid4().hex[:6]}.txt"
+    model.script.add(
+        when("CXB-PING", text("CXB-PONG from Codex")),
+        when("CXB-ALLOW", exec_command(f"touch {allowed}", escalated=True, justification="Make a file"),
+             text("allowed done")),
+        when("CXB-NEW", text("in the new conversation")),
+    )  # fmt: skip
+
+    page.goto("/runs/new/")
+    expect(page.get_by_label("Provider")).to_have_value("codex")
+    page.get_by_label("Repository").fill(str(repo))
+    page.get_by_label("Branch").fill("lab/browser-codex")
+    page.get_by_role("button", name="Start").click()
+    expect(page).to_have_url(re.compile(r"/runs/\d+/$"), timeout=LIVE_TIMEOUT_MS)
+    expect(page.locator(".run-head")).to_contain_text("Codex")
+
+    # 1. A prompt and its reply, pushed to the page.
+    send(page, "CXB-PING hello")
+    expect(page.locator("#transcript .msg-user_text").last).to_have_text("CXB-PING hello")
+    expect(page.locator("#transcript .msg-assistant_text").last).to_have_text("CXB-PONG from Codex")
+    expect_state(page, "idle")
+
+    # 2. An approval, answered on the page.
+    send(page, "CXB-ALLOW please")
+    form = page.locator("#dialog form.dialog-approval")
+    expect(form).to_be_visible(timeout=LIVE_TIMEOUT_MS)
+    expect(page.locator("#panel")).to_have_attribute("data-state", "needs_input")
+    expect(page.locator("#panel .badge")).to_have_text("Codex needs input")
+    expect(form.locator(".prompt")).to_contain_text("Make a file")
+    expect(form.locator("pre.asked")).to_have_text(f"touch {allowed}")
+    screenshot(page, "codex-approval")
+    assert not allowed.exists()
+    form.get_by_role("button", name="Yes, proceed").click()
+    expect(page.locator("#transcript .msg-assistant_text").last).to_have_text("allowed done")
+    expect_state(page, "idle")
+    assert allowed.exists()
+
+    # 3. New conversation: the transcript restarts with the /clear line, the next prompt lands there.
+    epoch = page.locator("#transcript").get_attribute("data-epoch")
+    page.on("dialog", lambda d: d.accept())
+    page.locator("form.new-conversation").get_by_role("button", name="New conversation").click()
+    expect(page.locator("#transcript")).not_to_have_attribute("data-epoch", epoch or "")
+    expect(page.locator("#transcript")).not_to_contain_text("CXB-PING")
+    expect(page.locator("#transcript li[id^=msg-]").first).to_contain_text("/clear")
+    send(page, "CXB-NEW message")
+    expect(page.locator("#transcript .msg-assistant_text").last).to_have_text("in the new conversation")
+    expect(page.locator("#transcript")).not_to_contain_text("CXB-PING")
+    expect_state(page, "idle")
+    screenshot(page, "codex-new-conversation")

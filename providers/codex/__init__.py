@@ -1,0 +1,3 @@
+from providers.codex.provider import CodexProvider
+
+__all__ = ["CodexProvider"]

@@ -1,0 +1,200 @@
+"""Codex's seeding: what the generic seeder writes (SEED_META) and the CLI's own grants in lab's
+CODEX_HOME (seed_workspace: the worktree's trust and the trust of lab's own hooks, written the
+way Codex 0.171.0 writes them when the operator accepts its screens).
+
+No Django. Facts pinned in compat/codex/COMPAT-adapter.md §9.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+import shlex
+import sys
+import tomllib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from providers.errors import ProviderError
+from providers.schema import SeedMeta
+
+SEED_META = SeedMeta(
+    # §9: Codex reads AGENTS.md at the project root into its instructions.
+    context_file="AGENTS.md",
+    # §9: project skills are read from .agents/skills/<name>/SKILL.md ("<skills_instructions>").
+    skills_dir=".agents/skills",
+    exclude_entries=("/AGENTS.md", "/.agents/skills/"),
+    seeded_paths=("AGENTS.md", ".agents/skills/**"),
+    # §9: 0.171.0 tells the model to add no attribution line; nothing to scrub.
+    scrub_patterns=(),
+)
+
+CONFIG = "config.toml"
+HOOKS = "hooks.json"
+# §6: the events lab's hook writes into the run's spool. PreToolUse/PostToolUse/
+# PermissionRequest take a matcher; the others none.
+HOOK_EVENTS = {
+    "SessionStart": None,
+    "UserPromptSubmit": None,
+    "PreToolUse": "*",
+    "PermissionRequest": "*",
+    "PostToolUse": "*",
+    "Stop": None,
+}
+# §6: Codex fills these defaults into the handler before hashing it.
+HOOK_DEFAULT_TIMEOUT = 600
+# The spool directory reaches the hook through the agent's environment, so the command (and
+# with it the trust hash) is one fixed string for every run.
+SPOOL_ENV = "LAB_CODEX_SPOOL"
+
+
+class ConfigRefused(ProviderError):
+    """lab will not edit a Codex config file: unreadable, not TOML/JSON, or a symlink."""
+
+
+def hook_command() -> str:
+    # Codex runs a hook's command through the shell: quoted, a path with a space stays one word.
+    return shlex.join([sys.executable, "-S", str(Path(__file__).with_name("hook_spool.py"))])
+
+
+@contextlib.contextmanager
+def config_lock(codex_home: Path) -> Iterator[None]:
+    """One writer of lab's grants at a time (two runs starting at once would each read the old
+    config.toml and the second write would drop the first's trust)."""
+    codex_home.mkdir(parents=True, exist_ok=True, mode=0o700)
+    fd = os.open(codex_home / ".lab-config.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+def snake(event: str) -> str:
+    return "".join(f"_{c.lower()}" if c.isupper() else c for c in event).lstrip("_")
+
+
+def hook_trust_hash(event: str, matcher: str | None, command: str) -> str:
+    """§6: sha256 over the compact, key-sorted JSON of the hook's normalized identity
+    (reproduced from the hashes 0.171.0 wrote when "Trust all and continue" was chosen)."""
+    identity: dict[str, Any] = {"event_name": snake(event)}
+    if matcher is not None:
+        identity["matcher"] = matcher
+    identity["hooks"] = [
+        {"async": False, "command": command, "timeout": HOOK_DEFAULT_TIMEOUT, "type": "command"}
+    ]
+    canonical = json.dumps(identity, separators=(",", ":"), sort_keys=True)
+    return "sha256:" + hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def _read(path: Path) -> str:
+    if path.is_symlink():
+        raise ConfigRefused(f"lab does not edit {path}: it is a symlink.")
+    try:
+        return path.read_text()
+    except FileNotFoundError:
+        return ""
+
+
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    tmp = path.with_name(f".{path.name}.lab-tmp")
+    tmp.write_text(text)
+    os.chmod(tmp, 0o600)
+    os.replace(tmp, path)
+
+
+def _toml_key(text: str) -> str:
+    return json.dumps(text)  # a TOML basic string is a JSON string for these paths
+
+
+def install_hooks(codex_home: Path) -> list[Path]:
+    """lab's hook in <CODEX_HOME>/hooks.json (the operator's own hooks kept), and its trust in
+    config.toml. Idempotent: returns the files it changed."""
+    with config_lock(codex_home):
+        return _install_hooks(codex_home)
+
+
+def _install_hooks(codex_home: Path) -> list[Path]:
+    hooks_path = codex_home / HOOKS
+    raw = _read(hooks_path)
+    try:
+        data = json.loads(raw) if raw.strip() else {}
+    except json.JSONDecodeError as exc:
+        raise ConfigRefused(f"{hooks_path} is not JSON: {exc}") from None
+    if not isinstance(data, dict) or not isinstance(data.setdefault("hooks", {}), dict):
+        raise ConfigRefused(f"{hooks_path} is not a hooks object.")
+    command = hook_command()
+    changed = False
+    trust: dict[str, str] = {}
+    for event, matcher in HOOK_EVENTS.items():
+        groups = data["hooks"].setdefault(event, [])
+        if not isinstance(groups, list):
+            raise ConfigRefused(f"{hooks_path}: {event} is not a list.")
+        index = next(
+            (
+                i
+                for i, g in enumerate(groups)
+                if isinstance(g, dict) and [h.get("command") for h in g.get("hooks", [])] == [command]
+            ),
+            None,
+        )
+        if index is None:
+            group: dict[str, Any] = {"hooks": [{"type": "command", "command": command}]}
+            if matcher is not None:
+                group = {"matcher": matcher, **group}
+            groups.append(group)
+            index = len(groups) - 1
+            changed = True
+        trust[f"{hooks_path}:{snake(event)}:{index}:0"] = hook_trust_hash(event, matcher, command)
+    written = []
+    if changed:
+        _write(hooks_path, json.dumps(data, indent=2) + "\n")
+        written.append(hooks_path)
+    if _trust(codex_home / CONFIG, hooks=trust):
+        written.append(codex_home / CONFIG)
+    return written
+
+
+def trust_project(codex_home: Path, worktree: Path) -> list[Path]:
+    """§9: `[projects."<worktree>"] trust_level = "trusted"`, as Codex writes it when its
+    folder-trust screen is accepted (then the screen is skipped)."""
+    path = codex_home / CONFIG
+    with config_lock(codex_home):
+        return [path] if _trust(path, project=os.path.realpath(worktree)) else []
+
+
+def _trust(path: Path, *, project: str = "", hooks: dict[str, str] | None = None) -> bool:
+    text = _read(path)
+    try:
+        config = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigRefused(f"{path} is not TOML: {exc}") from None
+    additions: list[str] = []
+    if project:
+        entry = config.get("projects", {}).get(project)
+        if entry is None:
+            additions.append(f'[projects.{_toml_key(project)}]\ntrust_level = "trusted"\n')
+        elif entry.get("trust_level") != "trusted":
+            # An explicit decision against this folder (the operator's): lab does not override it.
+            raise ConfigRefused(
+                f"{path} marks {project} as {entry.get('trust_level')!r}: lab leaves that alone."
+            )
+    state = config.get("hooks", {}).get("state", {})
+    for key, digest in (hooks or {}).items():
+        current = state.get(key)
+        if current is None:
+            additions.append(f'[hooks.state.{_toml_key(key)}]\ntrusted_hash = "{digest}"\n')
+        elif current.get("trusted_hash") != digest:
+            raise ConfigRefused(f"{path} trusts another hook under {key}: lab leaves that alone.")
+    if not additions:
+        return False
+    lead = "" if not text or text.endswith("\n\n") else ("\n" if text.endswith("\n") else "\n\n")
+    new = text + lead + "\n".join(additions)
+    tomllib.loads(new)  # never leave Codex a config it cannot read
+    _write(path, new)
+    return True

@@ -1,0 +1,181 @@
+"""Codex's live channel: the run's spool of hook payloads, folded (compat/codex/COMPAT-adapter.md
+§6). No Django.
+
+Facts (0.171.0, live):
+  * SessionStart fires at a thread's first submit (the rollout is written lazily then), with
+    `transcript_path` and `source` "startup" (launch, /new) or "clear" (/clear).
+  * PermissionRequest fires before the approval prompt is drawn, with the tool's name and input
+    but no tool_use_id: it pairs with the newest PreToolUse of that tool without a PostToolUse.
+  * An approved call gets PostToolUse (when it finished) then Stop at the turn's end; a declined
+    one (Esc) aborts the turn and gets no hook at all: only the rollout's function_call_output
+    ("aborted by user") and turn_aborted close it (fed in as `resolved`).
+
+Besides the hook payloads (`<time_ns>-<pid>.json`), the spool holds lab's own markers:
+`<time_ns>-clear.jsonl`, written when lab sent the clear command and the CLI confirmed it. The
+marker is the new conversation's identity until its rollout exists (§5).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from providers.codex.dialogs import approval_dialog
+from providers.schema import Dialog
+
+CLEAR_SUFFIX = "-clear.jsonl"
+CLOSING_EVENTS = frozenset({"Stop", "SessionStart", "UserPromptSubmit"})
+
+
+def spool_events(spool_dir: str) -> list[dict[str, Any]]:
+    """Every complete hook payload, oldest first (names sort by write time)."""
+    if not spool_dir:
+        return []
+    try:
+        names = sorted(n for n in os.listdir(spool_dir) if n.endswith(".json") and not n.startswith("."))
+    except FileNotFoundError:
+        return []
+    events = []
+    for name in names:
+        try:
+            data = orjson.loads(Path(spool_dir, name).read_bytes())
+        except (OSError, orjson.JSONDecodeError):
+            continue
+        if isinstance(data, dict):
+            data["_spool_name"] = name
+            events.append(data)
+    return events
+
+
+def spool_signature(spool_dir: str) -> tuple[int, int]:
+    """Cheap change signature: the directory's mtime and entry count, no file read."""
+    try:
+        st = os.stat(spool_dir)
+        return st.st_mtime_ns, len(os.listdir(spool_dir))
+    except FileNotFoundError:
+        return (0, 0)
+
+
+def event_time_ns(name: str) -> int:
+    head = name.split("-", 1)[0]
+    return int(head) if head.isdigit() else 0
+
+
+@dataclass(frozen=True, slots=True)
+class Identity:
+    """Where the run's current conversation is: a rollout a SessionStart named, or lab's clear
+    marker when the new thread has not written its rollout yet."""
+
+    path: str
+    at_ns: int
+
+
+def current_identity(spool_dir: str, events: Iterable[dict[str, Any]], *, valid: Any) -> Identity | None:
+    """The newest of the SessionStart paths (`valid(path)` checks each) and lab's clear markers."""
+    best: Identity | None = None
+    for event in events:
+        if event.get("hook_event_name") != "SessionStart":
+            continue
+        path = event.get("transcript_path")
+        if isinstance(path, str) and valid(path):
+            at = event_time_ns(str(event.get("_spool_name", "")))
+            if best is None or at >= best.at_ns:
+                best = Identity(path, at)
+    try:
+        markers = [n for n in os.listdir(spool_dir) if n.endswith(CLEAR_SUFFIX)] if spool_dir else []
+    except FileNotFoundError:
+        markers = []
+    for name in markers:
+        at = event_time_ns(name)
+        if best is None or at > best.at_ns:
+            best = Identity(os.path.join(spool_dir, name), at)
+    return best
+
+
+def write_clear_marker(spool_dir: str, command_line: str, time_ns: int, stamp: str) -> str:
+    """The new conversation's first line: the command the operator sent, as the reader shows
+    it (a `lab_command` line, transcript.py)."""
+    name = f"{time_ns:020d}{CLEAR_SUFFIX}"
+    path = os.path.join(spool_dir, name)
+    tmp = os.path.join(spool_dir, f".{name}.tmp")
+    line = orjson.dumps({"timestamp": stamp, "type": "lab_command", "payload": {"text": command_line}})
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        os.write(fd, line + b"\n")
+    finally:
+        os.close(fd)
+    os.rename(tmp, path)
+    return path
+
+
+@dataclass(frozen=True, slots=True)
+class Pending:
+    """An approval the CLI shows now: its PermissionRequest, paired with its PreToolUse."""
+
+    dialog: Dialog
+    shown_ns: int  # when the PermissionRequest ran (the prompt is drawn just after)
+
+
+@dataclass(frozen=True, slots=True)
+class SpoolView:
+    pending: Pending | None = None
+    # A PermissionRequest lab could not pair with a PreToolUse: a prompt lab cannot answer.
+    blocked: bool = False
+    # When the newest tool began (PreToolUse) that neither finished nor asked yet (0: none).
+    unsettled_tool_ns: int = 0
+    posted: frozenset[str] = frozenset()  # tool_use_ids with a PostToolUse
+
+    @property
+    def dialog(self) -> Dialog | None:
+        return self.pending.dialog if self.pending else None
+
+
+def fold(events: Iterable[dict[str, Any]], resolved: frozenset[str] = frozenset()) -> SpoolView:
+    pres: dict[str, dict[str, Any]] = {}  # tool_use_id → PreToolUse, open ones only
+    posted: set[str] = set()
+    pending: Pending | None = None
+    blocked = False
+    asked: set[str] = set()
+    for event in events:
+        kind = event.get("hook_event_name")
+        at = event_time_ns(str(event.get("_spool_name", "")))
+        if kind == "PreToolUse":
+            tool_use_id = event.get("tool_use_id")
+            if isinstance(tool_use_id, str) and tool_use_id:
+                pres[tool_use_id] = {**event, "_at": at}
+        elif kind == "PostToolUse":
+            tool_use_id = str(event.get("tool_use_id", ""))
+            posted.add(tool_use_id)
+            pres.pop(tool_use_id, None)
+            if pending is not None and pending.dialog.tool_use_id == tool_use_id:
+                pending = None
+        elif kind == "PermissionRequest":
+            tool = event.get("tool_name")
+            match = next(
+                (i for i, p in reversed(pres.items()) if p.get("tool_name") == tool and i not in asked),
+                None,
+            )
+            if match is None:
+                blocked = True
+                continue
+            asked.add(match)
+            raw_input = event.get("tool_input")
+            tool_input: dict[str, Any] = raw_input if isinstance(raw_input, dict) else {}
+            pending = Pending(approval_dialog(match, str(tool), tool_input), at)
+        elif kind in CLOSING_EVENTS:
+            pres.clear()
+            pending, blocked = None, False
+    if pending is not None and pending.dialog.tool_use_id in resolved:
+        pending = None
+    unsettled = [p["_at"] for i, p in pres.items() if i not in asked and i not in resolved]
+    return SpoolView(
+        pending=pending,
+        blocked=blocked and pending is None,
+        unsettled_tool_ns=max(unsettled, default=0),
+        posted=frozenset(posted),
+    )

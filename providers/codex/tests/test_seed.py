@@ -1,0 +1,74 @@
+"""Trust for the worktree and lab's hooks, written the way Codex 0.171.0 writes them."""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from providers.codex import seed
+from providers.codex.seed import ConfigRefused, hook_trust_hash, install_hooks, trust_project
+
+
+def test_the_hook_trust_hash_is_the_one_codex_writes():
+    # Written by the real 0.171.0 when "Trust all and continue" was chosen on its hooks screen,
+    # for a hooks.json whose every handler ran this command (compat/codex/COMPAT-adapter.md §6).
+    command = "python3 -S /tmp/cxprobe/hook_spool.py /tmp/cxprobe/spool"
+    assert hook_trust_hash("PreToolUse", "*", command) == (
+        "sha256:8ac995e9753258a485eccca2943ffa37bd5009bf957332f323417cc1305cb803"
+    )
+    assert hook_trust_hash("SessionStart", None, command) == (
+        "sha256:e17dec0e201e4fd36a2632135087bbc56433da19907b4cc63677a4c4f9cbfff0"
+    )
+
+
+def test_install_hooks_keeps_the_operators_own_and_is_idempotent(tmp_path: Path):
+    codex_home = tmp_path / ".codex"
+    codex_home.mkdir()
+    mine = {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "notify-send done"}]}]}}
+    (codex_home / "hooks.json").write_text(json.dumps(mine))
+    (codex_home / "config.toml").write_text('model = "x"\n')
+    written = install_hooks(codex_home)
+    assert set(written) == {codex_home / "hooks.json", codex_home / "config.toml"}
+    hooks = json.loads((codex_home / "hooks.json").read_text())["hooks"]
+    assert hooks["Stop"][0] == mine["hooks"]["Stop"][0]
+    assert hooks["Stop"][1]["hooks"][0]["command"] == seed.hook_command()
+    state = tomllib.loads((codex_home / "config.toml").read_text())["hooks"]["state"]
+    # Trusted under the index lab's handler really has: the operator's hook stays untrusted.
+    assert f"{codex_home / 'hooks.json'}:stop:1:0" in state
+    assert f"{codex_home / 'hooks.json'}:stop:0:0" not in state
+    assert len(state) == len(seed.HOOK_EVENTS)
+    assert install_hooks(codex_home) == []
+
+
+def test_trust_project_adds_the_folder_once(tmp_path: Path):
+    codex_home = tmp_path / ".codex"
+    wt = tmp_path / "wt"
+    wt.mkdir()
+    assert trust_project(codex_home, wt) == [codex_home / "config.toml"]
+    config = tomllib.loads((codex_home / "config.toml").read_text())
+    assert config["projects"][str(wt)] == {"trust_level": "trusted"}
+    assert trust_project(codex_home, wt) == []
+
+
+def test_an_operators_decision_against_the_folder_is_left_alone(tmp_path: Path):
+    codex_home = tmp_path / ".codex"
+    codex_home.mkdir()
+    wt = tmp_path / "wt"
+    wt.mkdir()
+    original = f'[projects."{wt}"]\ntrust_level = "untrusted"\n'
+    (codex_home / "config.toml").write_text(original)
+    with pytest.raises(ConfigRefused):
+        trust_project(codex_home, wt)
+    assert (codex_home / "config.toml").read_text() == original
+
+
+def test_a_symlinked_config_is_refused(tmp_path: Path):
+    codex_home = tmp_path / ".codex"
+    codex_home.mkdir()
+    (tmp_path / "elsewhere.toml").write_text("")
+    (codex_home / "config.toml").symlink_to(tmp_path / "elsewhere.toml")
+    with pytest.raises(ConfigRefused):
+        trust_project(codex_home, tmp_path)

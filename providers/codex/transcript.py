@@ -1,0 +1,383 @@
+"""Codex CLI 0.171.0 rollout JSONL → lab's universal Messages and idle/working state.
+
+No Django. Read-through like the reference adapter: every call reads only the bytes appended
+since the cursor (providers.jsonl) and carries what later lines need in `CodexState`, so
+reading a file in any number of increments yields exactly the messages of one whole read.
+
+Facts (compat/codex/COMPAT-adapter.md §2, §3):
+  * A line is `{"timestamp", "ordinal", "type", "payload"}`. The conversation is in the
+    `response_item` lines (message / reasoning / function_call / function_call_output /
+    custom_tool_call / custom_tool_call_output); `event_msg item_completed` repeats it and is
+    not read (one source, no duplicates).
+  * Turn boundaries are `event_msg` `task_started` (WORKING), `task_complete` and
+    `turn_aborted` (IDLE). No rollout line marks a pending approval: that is the hooks' job.
+  * Synthetic user messages (the per-turn `<environment_context>`, `<turn_aborted>`, the
+    AGENTS.md instructions) and `developer` messages are the CLI's own, never the operator's.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import deque
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from providers.jsonl import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINE_BYTES, LinesRead, read_lines
+from providers.schema import Cursor, Message, MessageKind, RunState, TranscriptRead
+
+RECENT_TOOLS = 64  # call_id → tool name, to name the result that follows
+RESULT_MAX_CHARS = 4000
+INPUT_MAX_CHARS = 200
+
+# compat §2: user-role messages the CLI writes itself. Matched at the start of the text.
+SYNTHETIC_USER_PREFIXES = (
+    "<environment_context>",
+    "<turn_aborted>",
+    "<user_instructions>",
+    "<skill>",
+    "# AGENTS.md instructions for ",
+)
+# compat §2: the conversation's own line types; everything else is bookkeeping.
+_CONVERSATION = frozenset({b"response_item", b"event_msg", b"compacted", b"lab_command"})
+# compat §2: exec_command's output ends its header with this line; the code before it.
+_EXIT_CODE = re.compile(r"^Process exited with code (-?\d+)$", re.M)
+_OUTPUT_MARKER = "\nOutput:\n"
+# compat §7: the last line of the output of a call the operator declined.
+ABORTED_OUTPUT = "aborted by user"
+
+
+@dataclass(frozen=True, slots=True)
+class CodexState:
+    """What a later read needs from an earlier one (immutable: it lives in Cursor)."""
+
+    state: RunState = RunState.IDLE
+    since: str = ""
+    running: tuple[tuple[str, str], ...] = ()  # (call_id, "exec_command ls") oldest first
+    tool_names: tuple[tuple[str, str], ...] = ()  # (call_id, name), bounded
+    corrupt: int = 0
+    skip_from: int | None = None
+
+
+@dataclass
+class _Reader:
+    seq: int
+    state: RunState
+    since: str
+    running: dict[str, str]
+    tool_names: deque[tuple[str, str]]
+    corrupt: int
+    intents: Mapping[str, str]
+    messages: list[Message] = field(default_factory=list)
+    stats: dict[str, int] = field(default_factory=dict)
+
+    @classmethod
+    def start(cls, st: CodexState, seq: int, intents: Mapping[str, str]) -> _Reader:
+        return cls(
+            seq=seq,
+            state=st.state,
+            since=st.since,
+            running=dict(st.running),
+            tool_names=deque(st.tool_names, maxlen=RECENT_TOOLS),
+            corrupt=st.corrupt,
+            intents=intents,
+        )
+
+    def freeze(self, skip_from: int | None) -> CodexState:
+        return CodexState(
+            state=self.state,
+            since=self.since,
+            running=tuple(self.running.items()),
+            tool_names=tuple(self.tool_names),
+            corrupt=self.corrupt,
+            skip_from=skip_from,
+        )
+
+    def emit(self, kind: MessageKind, text: str, **fields: Any) -> None:
+        self.messages.append(Message(seq=self.seq, kind=kind, text=text, **fields))
+        self.seq += 1
+
+    def count(self, stat: str) -> None:
+        self.stats[stat] = self.stats.get(stat, 0) + 1
+
+    def settle(self, state: RunState, stamp: str = "") -> None:
+        if state == RunState.WORKING and self.state != RunState.WORKING:
+            self.since = stamp
+        self.state = state
+        if state == RunState.IDLE:
+            self.running.clear()
+            self.since = ""
+
+    # -- lines ----------------------------------------------------------------------------
+
+    def feed(self, read: LinesRead) -> None:
+        events: list[tuple[int, bytes | None, int]] = [(s, r, 0) for s, r in read.lines]
+        events += [(s, None, n) for s, n in read.skipped]
+        events.sort(key=lambda ev: ev[0])
+        for at, raw, size in events:
+            if raw is None:
+                self.count("oversized")
+                self.warn(f"skipped an oversized transcript line ({size} bytes)", at)
+            else:
+                self.line(at, raw)
+
+    def warn(self, text: str, start: int) -> None:
+        self.emit(MessageKind.LIFECYCLE, text, native_id=f"line@{start}", is_error=True)
+
+    def line(self, start: int, raw: bytes) -> None:
+        if not raw or raw.isspace():
+            return
+        self.count("lines")
+        cheap = _cheap_type(raw)
+        if cheap is not None and cheap not in _CONVERSATION:
+            self.count("bookkeeping")  # session_meta (~20 KB of instructions), turn_context …
+            return
+        try:
+            entry = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            entry = None
+        if not isinstance(entry, dict):
+            self.unreadable(start, len(raw))
+            return
+        try:
+            self.entry(entry)
+        except (TypeError, AttributeError, ValueError, KeyError):
+            self.unreadable(start, len(raw))  # a shape 0.171.0 never writes: keep reading
+
+    def unreadable(self, start: int, size: int) -> None:
+        self.corrupt += 1
+        self.count("corrupt")
+        self.warn(f"skipped an unreadable transcript line ({size} bytes)", start)
+
+    def entry(self, e: dict[str, Any]) -> None:
+        kind = e.get("type")
+        payload = e.get("payload")
+        stamp = _str(e.get("timestamp"))
+        if not isinstance(payload, dict):
+            if kind in ("response_item", "event_msg"):
+                raise TypeError("payload is not an object")
+            return
+        if kind == "response_item":
+            self.response_item(payload, stamp)
+        elif kind == "event_msg":
+            self.event(payload, stamp)
+        elif kind == "lab_command":
+            # lab's clear marker (spool.py): the command the operator sent, the new
+            # conversation's first line until its rollout exists. It does not move the state.
+            self.emit(MessageKind.USER_TEXT, _str(payload.get("text")), timestamp=stamp)
+        elif kind == "compacted":
+            # compat §2: /compact replaces the history with a summary.
+            self.emit(
+                MessageKind.LIFECYCLE,
+                "Conversation compacted",
+                timestamp=stamp,
+                detail=_str(payload.get("message")),
+            )
+
+    def event(self, p: dict[str, Any], stamp: str) -> None:
+        kind = p.get("type")
+        if kind == "task_started":
+            self.settle(RunState.WORKING, stamp)
+        elif kind == "task_complete":
+            self.settle(RunState.IDLE)
+        elif kind == "turn_aborted":
+            reason = _str(p.get("reason")) or "interrupted"
+            self.emit(
+                MessageKind.LIFECYCLE, f"Turn {reason}", timestamp=stamp, native_id=_str(p.get("turn_id"))
+            )
+            self.settle(RunState.IDLE)
+        elif kind in ("error", "stream_error"):
+            # compat §2: an API error (given up on), or a retry as it happens.
+            self.emit(
+                MessageKind.LIFECYCLE, _str(p.get("message")) or "API error", timestamp=stamp, is_error=True
+            )
+
+    def response_item(self, p: dict[str, Any], stamp: str) -> None:
+        kind = p.get("type")
+        if kind == "message":
+            self.message(p, stamp)
+        elif kind == "reasoning":
+            summary = p.get("summary") or []
+            text = "\n\n".join(_str(s.get("text")) for s in summary if isinstance(s, dict))
+            self.emit(MessageKind.THINKING, text, timestamp=stamp, native_id=_str(p.get("id")))
+        elif kind in ("function_call", "custom_tool_call", "local_shell_call"):
+            self.tool_use(p, stamp)
+        elif kind in ("function_call_output", "custom_tool_call_output"):
+            self.tool_result(p, stamp)
+
+    def message(self, p: dict[str, Any], stamp: str) -> None:
+        role = p.get("role")
+        content = p.get("content") or []
+        if not isinstance(content, list):
+            raise TypeError("content is not a list")
+        if role == "user":
+            text = "".join(_str(c.get("text")) for c in content if c.get("type") == "input_text")
+            if not text.strip() or is_synthetic(text):
+                self.count("synthetic")
+                return
+            self.emit(MessageKind.USER_TEXT, text, timestamp=stamp, native_id=_str(p.get("id")))
+            self.settle(RunState.WORKING, stamp)
+        elif role == "assistant":
+            text = "".join(_str(c.get("text")) for c in content if c.get("type") == "output_text")
+            if text:
+                self.emit(MessageKind.ASSISTANT_TEXT, text, timestamp=stamp, native_id=_str(p.get("id")))
+        # developer / system: instructions, never shown
+
+    def tool_use(self, p: dict[str, Any], stamp: str) -> None:
+        name = _str(p.get("name")) or _str(p.get("type"))
+        call_id = _str(p.get("call_id"))
+        summary = summarize_call(name, p.get("arguments", p.get("input", p.get("action"))))
+        self.tool_names.append((call_id, name))
+        self.emit(
+            MessageKind.TOOL_USE, "", tool_name=name, tool_input=summary, timestamp=stamp, native_id=call_id
+        )
+        if call_id:
+            self.running[call_id] = f"{name} {summary}".strip()
+
+    def tool_result(self, p: dict[str, Any], stamp: str) -> None:
+        call_id = _str(p.get("call_id"))
+        output = _output_text(p.get("output"))
+        code = _EXIT_CODE.search(output)
+        # compat §2: exec_command's output is a header (chunk id, wall time, exit code, token
+        # count) then "Output:" and what the command printed; the page shows what it printed.
+        _, marker, printed = output.partition(_OUTPUT_MARKER)
+        shown = printed if marker else output
+        declined = output.rstrip().endswith(ABORTED_OUTPUT)
+        is_error = declined or (code is not None and code.group(1) != "0")
+        self.running.pop(call_id, None)
+        name = next((n for c, n in reversed(self.tool_names) if c == call_id), "")
+        self.emit(
+            MessageKind.TOOL_RESULT,
+            _truncate(shown, RESULT_MAX_CHARS),
+            tool_name=name,
+            timestamp=stamp,
+            native_id=call_id,
+            is_error=is_error,
+        )
+        intent = self.intents.get(call_id)
+        if intent is not None and (intent == "allow") == declined:
+            # The backstop (docs/architecture.md, "Dialog answering"): lab played one answer and
+            # the rollout recorded the other.
+            wanted = "approved" if intent == "allow" else "declined"
+            self.emit(
+                MessageKind.LIFECYCLE,
+                f"lab {wanted} this command, but Codex recorded otherwise",
+                timestamp=stamp,
+                native_id=f"backstop-{call_id}",
+                is_error=True,
+            )
+
+
+def is_synthetic(text: str) -> bool:
+    head = text.lstrip()
+    return head.startswith(SYNTHETIC_USER_PREFIXES)
+
+
+def summarize_call(name: str, arguments: object) -> str:
+    """A one-line summary of a call's input: exec_command's `cmd`, else the compact JSON."""
+    args: object = arguments
+    if isinstance(arguments, str):
+        try:
+            args = orjson.loads(arguments)
+        except orjson.JSONDecodeError:
+            args = arguments
+    if isinstance(args, dict):
+        for key in ("cmd", "command", "path", "query"):
+            value = args.get(key)
+            if isinstance(value, list):
+                value = " ".join(str(v) for v in value)
+            if isinstance(value, str) and value:
+                return _one_line(value)
+        return _one_line(orjson.dumps(args).decode())
+    return _one_line(_str(args))
+
+
+def read_transcript(
+    path: str,
+    cursor: Cursor,
+    intents: Mapping[str, str] | None = None,
+    *,
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    max_passes: int | None = None,
+) -> TranscriptRead:
+    """Messages appended to `path` since `cursor`, and the state after them.
+
+    `intents` (call_id → "allow" | "deny") arms the approval backstop. Raises
+    TranscriptUnreadable for a symlink or non-regular file; a corrupt line never raises.
+    """
+    intents = intents or {}
+    fresh = bool(cursor.path) and cursor.path != path
+    carried = cursor.provider_state
+    st = carried if isinstance(carried, CodexState) and not fresh else CodexState()
+    offset, inode, seq = (0, 0, 0) if fresh else (cursor.offset, cursor.inode, cursor.next_seq)
+    reader = _Reader.start(st, seq, intents)
+    reset = fresh
+    skip_from = st.skip_from
+    passes = 0
+    while True:
+        passes += 1
+        read = read_lines(path, offset, inode, max_line_bytes, skip_from=skip_from, max_bytes=max_bytes)
+        if read.reset:
+            reset = True
+            reader = _Reader.start(CodexState(), 0, intents)
+        reader.feed(read)
+        offset, inode, skip_from = read.offset, read.inode, read.skip_from
+        if not read.more or (max_passes is not None and passes >= max_passes):
+            break
+    working = reader.state == RunState.WORKING
+    return TranscriptRead(
+        messages=reader.messages,
+        cursor=Cursor(
+            path=path,
+            offset=offset,
+            inode=inode,
+            next_seq=reader.seq,
+            provider_state=reader.freeze(skip_from),
+        ),
+        state=reader.state,
+        since=reader.since if working else "",
+        running=next(reversed(reader.running.values()), "") if working else "",
+        reset=reset,
+        stats=reader.stats,
+    )
+
+
+_HEAD_BYTES = 512
+
+
+def _cheap_type(raw: bytes) -> bytes | None:
+    """The line's top-level "type" without a JSON parse, when it sits before the payload (the
+    CLI writes timestamp, ordinal, type, payload in that order); None when unsure."""
+    head = raw[:_HEAD_BYTES]
+    at = head.find(b'"payload"')
+    at_type = head.find(b'"type":"')
+    if at_type < 0 or (0 <= at < at_type):
+        return None
+    start = at_type + len(b'"type":"')
+    end = head.find(b'"', start)
+    return head[start:end] if end > 0 else None
+
+
+def _str(value: object) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _output_text(output: object) -> str:
+    if isinstance(output, str):
+        return output
+    if isinstance(output, dict):  # {"content": "...", "success": bool} in some shapes
+        return _str(output.get("content")) or orjson.dumps(output).decode()
+    if isinstance(output, list):
+        return "".join(_str(c.get("text")) for c in output if isinstance(c, dict))
+    return ""
+
+
+def _truncate(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _one_line(text: str, limit: int = INPUT_MAX_CHARS) -> str:
+    return _truncate(" ".join(text.split()), limit)
