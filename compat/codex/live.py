@@ -85,6 +85,7 @@ class CodexTUI:
         self.started_at: float | None = None
         self.server_pid: int | None = None
         self.pane_pid: int | None = None
+        self.socket_path: str | None = None
 
     def tmux(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
         env = {k: v for k, v in self.env.items() if not k.startswith("TMUX")}
@@ -123,8 +124,10 @@ class CodexTUI:
         )
         self.tmux("set-option", "-t", "probe", "remain-on-exit", "on")
         with contextlib.suppress(Exception):
-            info = self.tmux("display-message", "-p", "-t", self.target, "#{pid} #{pane_pid}").stdout.split()
-            self.server_pid, self.pane_pid = int(info[0]), int(info[1])
+            info = self.tmux(
+                "display-message", "-p", "-t", self.target, "#{pid} #{pane_pid} #{socket_path}"
+            ).stdout.split()
+            self.server_pid, self.pane_pid, self.socket_path = int(info[0]), int(info[1]), info[2]
         return self
 
     def kill(self) -> None:
@@ -141,6 +144,10 @@ class CodexTUI:
             if alive(pid):
                 with contextlib.suppress(OSError):
                     os.kill(pid, signal.SIGKILL)
+        # A killed server leaves its socket file behind; one per test adds up.
+        if self.socket_path and not (self.server_pid and alive(self.server_pid)):
+            with contextlib.suppress(OSError):
+                os.unlink(self.socket_path)
 
     # -- pane (harness only)
     def pane(self) -> str:

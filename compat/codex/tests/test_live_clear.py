@@ -58,3 +58,22 @@ def test_new_asks_where_to_run_in_a_git_worktree(codex_tui, codex_model):
     tui.send_keys("Escape")
     tui.wait_pane(r"\? for shortcuts", settle=0.3)
     assert len(tui.rollouts()) == 1
+
+
+def test_new_on_the_current_worktree_starts_a_thread_with_source_startup(codex_tui, codex_home, codex_model):
+    tui = codex_tui()
+    old = first_turn(tui, codex_model, "NEW-2")
+    tui.send_literal("/new")
+    tui.wait_pane(r"/new\s+start a new chat during a conversation", settle=0.3)
+    tui.send_keys("Enter")
+    tui.wait_pane(r"› 1\. Use current Git worktree", settle=0.5)
+    tui.send_keys("Enter")
+    tui.wait_pane(r"\? for shortcuts", settle=0.5)
+    codex_model.script.add(when("NEW-3", text("reply NEW-3")))
+    tui.prompt("after NEW-3")
+    rollouts = tui.wait_rollouts(2)
+    new = next(p for p in rollouts if p != old)
+    starts = codex_home.spool.wait("SessionStart", 2)
+    assert [s["payload"]["source"] for s in starts] == ["startup", "startup"]
+    assert starts[1]["payload"]["transcript_path"] == str(new)
+    assert starts[1]["payload"]["cwd"] == str(codex_home.worktree)
