@@ -26,7 +26,6 @@ from dataclasses import dataclass
 
 from providers.base import AgentProvider, SideTranscripts
 from providers.errors import TranscriptUnreadable
-from providers.registry import get_provider
 from providers.schema import Cursor, Dialog, Message, MessageKind, RunState, TranscriptRead
 from runs.models import Run
 
@@ -225,7 +224,7 @@ _indexes_guard = threading.Lock()
 
 
 def transcript_index(run: Run, path: str | None = None) -> TranscriptIndex:
-    provider = get_provider(run.provider_id)
+    provider = run.provider
     path = path or current_path(run)
     with _indexes_guard:
         index = _indexes.get(path)
@@ -314,11 +313,9 @@ def indexed(path: str) -> TranscriptIndex | None:
 
 
 def current_path(run: Run) -> str:
-    from runs.services import run_handle
-
     if not run.transcript_path:
         return ""
-    return get_provider(run.provider_id).locate_transcript(run_handle(run))
+    return run.provider.locate_transcript(run.handle())
 
 
 def transcript_tail(run: Run, limit: int = PAGE) -> Tail:
@@ -389,12 +386,10 @@ class Side:
 def side_transcript(run: Run, side: str) -> Side | None:
     """A side conversation the run's transcript names (a background agent's own transcript),
     read through from the start with the same reader; None when the provider knows none."""
-    from runs.services import run_handle
-
-    provider = get_provider(run.provider_id)
+    provider = run.provider
     if not isinstance(provider, SideTranscripts) or not run.transcript_path:
         return None
-    path = provider.side_transcript(run_handle(run), side)
+    path = provider.side_transcript(run.handle(), side)
     if not path:
         return None
     cursor, state = Cursor(path=path), RunState.IDLE
