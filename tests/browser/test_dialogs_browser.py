@@ -57,15 +57,16 @@ def expect_question_state(page: Any) -> None:
 
 
 # Records every answered note the page shows (in #dialog-note, which only the answer's response
-# writes).
+# writes; a note stays hidden while a dialog is offered).
 ANSWERED_PROBE = """() => {
   window.__answered = [];
   new MutationObserver(() => {
     document.querySelectorAll("#dialog-note .dialog-answered").forEach((el) => {
+      if (!el.checkVisibility()) return;
       const said = el.textContent.replace(/\\s+/g, " ").trim();
       if (!window.__answered.includes(said)) window.__answered.push(said);
     });
-  }).observe(document.body, { childList: true, subtree: true });
+  }).observe(document.body, { childList: true, subtree: true, attributes: true });
 }"""
 
 
