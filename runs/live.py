@@ -12,7 +12,7 @@ from runs.transcripts import PAGE, TAIL, Tail, indexed, transcript_index, transc
 # More missed messages than this and the page is re-rendered from its last page instead.
 MAX_REPLAY = TAIL
 # A gap this small is answered on the event loop from this process's index (the watcher has
-# just advanced it and rendered the new messages); a bigger one is read in a thread.
+# just advanced it); a bigger one is read in a thread.
 MAX_FROM_MEMORY = 32
 # The most one websocket frame carries. daphne refuses to send (and receive) a message over
 # 1 MiB (websocket_max_message_size) and drops the socket; a page reconnecting asked for the
