@@ -173,3 +173,19 @@ async def test_the_in_memory_layer_still_expires_messages_and_memberships(monkey
     clock[0] += 1.5
     await layer.group_send("g", {"type": "x"})
     assert second not in layer.groups.get("g", {})
+
+
+async def test_the_in_memory_layer_still_gives_each_receiver_its_own_message():
+    layer = InMemoryChannelLayer()
+    a, b = await layer.new_channel(), await layer.new_channel()
+    flat = {"type": "run.update", "panel": "<div>", "next_seq": 3}
+    nested = {"type": "x", "items": ["one"]}
+    for channel in (a, b):
+        await layer.send(channel, flat)
+        await layer.send(channel, nested)
+    flat["panel"] = "changed"
+    nested["items"].append("two")
+    got = await layer.receive(a)
+    got["next_seq"] = 99
+    assert await layer.receive(b) == {"type": "run.update", "panel": "<div>", "next_seq": 3}
+    assert (await layer.receive(a))["items"] == ["one"] == (await layer.receive(b))["items"]
