@@ -138,6 +138,13 @@ def main() -> None:
             f"transcripts hold {200 * s200b['prefill_mb']:.0f} MB in all",
             ok(s200b["rss_per_run_kb"] < 1.5 * max(s200["rss_per_run_kb"], 64)),
         ))  # fmt: skip
+    if "append" in only:
+        ac = run("bench.append_cost", "--appends", "300" if q else "1000")[0]
+        rows.append((
+            "1. lab's own CPU per appended line, unbatched (one run, one socket, in-process: watcher + layer + consumer, no daphne)",
+            "(the part of ≤ 0.25 ms that is lab's)", f"{ac['append_cost']['cpu_ms_per_append']:.3f} ms (load average {ac['load_avg']:.1f})",
+            "instructions: see the README (callgrind, before / after)", "—",
+        ))  # fmt: skip
     if "inotify" in only:
         ino = run("bench.inotify_cost", "--appends", "2000" if q else "6000")[0]
         rows.append((
