@@ -23,6 +23,7 @@ from bench.common import PY, ROOT, tmpdir
 RESULTS = ROOT / "bench" / "results.md"
 ALL = (
     "latency",
+    "append",
     "scale200",
     "inotify",
     "incremental",
@@ -31,6 +32,7 @@ ALL = (
     "paint",
     "reply",
     "approval",
+    "e2e",
     "scaleout",
 )
 
