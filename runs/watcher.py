@@ -273,6 +273,7 @@ class RunWatcher:
         if key == self.panel_key and self.panel:
             return self.panel
         self.panel_key = key
+        provider = run.provider
         return render_to_string(
             "runs/detail.html#panel",
             {
@@ -284,7 +285,7 @@ class RunWatcher:
                 "since": since,
                 "running": running,
                 "queued": queued,
-                "provider_name": run.provider.display_name(),
+                "provider_name": provider.display_name(),
                 "oob": True,
             },
         )
