@@ -90,8 +90,11 @@ def fake_provider(settings, tmp_path, monkeypatch):
 @pytest.fixture
 def fresh_indexes():
     """This process's transcript indexes, empty before and after the test (they outlive tests)."""
+    from runs.live import _gap_frames
     from runs.transcripts import _indexes
 
     _indexes.clear()
+    _gap_frames.clear()
     yield _indexes
     _indexes.clear()
+    _gap_frames.clear()

@@ -116,7 +116,19 @@ def make_live_run(i: int, tmp: Path, *, sleeper: bool = True) -> tuple[int, Path
         session_id=session_id,
         transcript_path=str(path),
     )
-    services.spool_dir(run).mkdir(parents=True, exist_ok=True)  # provider.spawn makes it
+    spool = services.spool_dir(run)
+    spool.mkdir(parents=True, exist_ok=True)  # provider.spawn makes it
+    # The CLI's SessionStart, through lab's real hook command: without it the run would stay
+    # "starting" and every wake would re-read the spool looking for it (compat §6).
+    hook = subprocess.run(
+        [sys.executable, "-S", str(ROOT / "providers" / "claude_code" / "hook_spool.py"), str(spool)],
+        input=json.dumps({
+            "hook_event_name": "SessionStart", "source": "startup", "session_id": session_id,
+            "transcript_path": str(path), "cwd": str(worktree),
+        }).encode(),
+        check=True,
+    )  # fmt: skip
+    assert hook.returncode == 0
     if sleeper:
         tmux(settings.LAB_TMUX_SOCKET, "new-session", "-d", "-s", name, "sleep", "100000")
     return run.pk, path

@@ -39,6 +39,7 @@ from bench.common import (
     make_operator_cookie,
     pct,
     tmpdir,
+    write_transcript,
 )
 
 SEQ_RE = re.compile(rb'<li id="msg-\w+-(\d+)"')
@@ -57,6 +58,16 @@ def cpu_split(pid: int) -> tuple[float, float]:
 
 def cpu_seconds(pid: int) -> float:
     return sum(cpu_split(pid))
+
+
+def rss_mb(pid: int | None) -> float:
+    """A process's resident set size now (MB)."""
+    if not pid:
+        return 0.0
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
 
 
 # -- the writer and the baseline poller: separate processes ----------------------------------
@@ -133,6 +144,7 @@ async def measure(
     """Sockets on `port` (one per run), the writer and (optionally) the poller. Counts each
     marker's frames: lost = never received, duplicated = received in more than one frame."""
     origin = origin or f"http://127.0.0.1:{port}"
+    rss_before = rss_mb(server_pid)  # no watcher, no index, no socket yet
     sockets = []
     for run_id, _path in runs:
         ws = await WS.connect(port, f"/ws/runs/{run_id}/", origin=origin, cookie=cookie)
@@ -182,6 +194,7 @@ async def measure(
     write_s = time.monotonic() - t0
     with contextlib.suppress(TimeoutError):
         await asyncio.wait_for(done.wait(), grace_s)
+    rss_after = rss_mb(server_pid)
     cpu = (cpu_seconds(server_pid) - cpu0) if server_pid else 0.0
     sys_cpu = (cpu_split(server_pid)[1] - sys0) if server_pid else 0.0
     wall = time.monotonic() - t0
@@ -221,6 +234,11 @@ async def measure(
         "server_sys_pct": round(100 * sys_cpu / wall, 1) if server_pid else None,
         "server_cpu_ms_per_append": round(1000 * cpu / len(expected), 2) if server_pid else None,
         "wall_s": round(wall, 2),
+        # Memory per live run: daphne's RSS growth from before the first socket (no watcher,
+        # no index) to the end, divided by the runs (each with a watcher, an index and a socket).
+        "server_rss_before_mb": round(rss_before, 1),
+        "server_rss_after_mb": round(rss_after, 1),
+        "rss_per_run_kb": round(1024 * (rss_after - rss_before) / max(1, len(runs)), 1),
         # The rest of the 2-core machine's load from this benchmark: the websocket client
         # (this process) and the writer + poller processes.
         "client_cpu_pct": round(100 * own / wall, 1),
@@ -273,24 +291,37 @@ def scenario(
     patch: str = "",
     baseline: str = "sequential",
     burn: int = 0,
+    prefill_mb: float = 0,
 ) -> dict:
     # `burn` CPU-bound processes for the whole scenario (lab's phase and the baseline's): a busy
     # machine, reproducibly (on 2 cores, one of them leaves lab and the bench one core).
     burners = [subprocess.Popen([PY, "-c", "while True: pass"]) for _ in range(burn)]
     try:
-        return _scenario(runs, appends, interval_s, label, patch, baseline) | {"burn": burn}
+        return _scenario(runs, appends, interval_s, label, patch, baseline, prefill_mb) | {
+            "burn": burn,
+            "prefill_mb": prefill_mb,
+        }
     finally:
         for b in burners:
             b.kill()
             b.wait()
 
 
-def _scenario(runs: int, appends: int, interval_s: float, label: str, patch: str, baseline: str) -> dict:
+def _scenario(
+    runs: int, appends: int, interval_s: float, label: str, patch: str, baseline: str, prefill_mb: float = 0
+) -> dict:
     with tmpdir("lab-bench-lat-") as tmp:
         env = lab_env(tmp, BENCH_PATCH=patch)
         django_setup()
         cookie = make_operator_cookie()
         made = [make_live_run(i, tmp) for i in range(runs)]
+        if prefill_mb:  # each transcript starts this big: memory must not grow with it
+            history = tmp / "history.jsonl"
+            write_transcript(history, target_bytes=int(prefill_mb * 2**20))
+            data = history.read_bytes()
+            for _, path in made:
+                with open(path, "ab") as f:
+                    f.write(data)
         # Unpatched: `manage.py serve`, exactly as users run it; patched: bench.worker.
         argv = [PY, "-m", "bench.worker"] if patch else None
         server = Daphne(env, argv=argv, log=tmp / "daphne.log").start()
@@ -337,9 +368,17 @@ def main() -> None:
         "(default); at the same time as lab, on the same appends; or not at all",
     )  # fmt: skip
     ap.add_argument("--burn", type=int, default=0, help="CPU-bound processes running alongside")
+    ap.add_argument("--prefill-mb", type=float, default=0, help="each transcript's size before the appends")
     args = ap.parse_args()
     res = scenario(
-        args.runs, args.appends, 1 / args.rate, f"latency-{args.runs}", args.patch, args.baseline, args.burn
+        args.runs,
+        args.appends,
+        1 / args.rate,
+        f"latency-{args.runs}",
+        args.patch,
+        args.baseline,
+        args.burn,
+        args.prefill_mb,
     )
     res["patch"] = args.patch
     res["load_avg"] = os.getloadavg()[0]

@@ -179,8 +179,9 @@ class RunConsumer(LabConsumer):
         if event["panel"] != self.panel_sent:  # the state first, then the messages it covers
             self.panel_sent = event["panel"]
             await self.send(text_data=event["panel"])
-        # The common case: the watcher in this process has just read and rendered what it
-        # announces, so the gap comes from memory — no query, no thread, no read.
+        # The common case: the watcher in this process has just read what it announces, so the
+        # gap comes from memory — no query, no thread, no read — rendered once for every
+        # socket at the same place (runs/live.catch_up_from_memory).
         fast = catch_up_from_memory(
             event.get("path", ""),
             self.epoch,

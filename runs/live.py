@@ -12,7 +12,7 @@ from runs.transcripts import PAGE, TAIL, Tail, indexed, transcript_index, transc
 # More missed messages than this and the page is re-rendered from its last page instead.
 MAX_REPLAY = TAIL
 # A gap this small is answered on the event loop from this process's index (the watcher has
-# just advanced it and rendered the new messages); a bigger one is read in a thread.
+# just advanced it); a bigger one is read in a thread.
 MAX_FROM_MEMORY = 32
 # The most one websocket frame carries. daphne refuses to send (and receive) a message over
 # 1 MiB (websocket_max_message_size) and drops the socket; a page reconnecting asked for the
@@ -21,12 +21,13 @@ MAX_FROM_MEMORY = 32
 FRAME_MAX_BYTES = 512 * 1024
 
 
-def append_html(items: list[str]) -> str:
-    return f'<ol hx-swap-oob="beforeend:#transcript">{"".join(items)}</ol>'
+def append_html(items: list[str], epoch: str, seq: int) -> str:
+    """Rendered messages appended to the page's transcript, and the cursor of the last."""
+    return render_to_string("runs/detail.html#append", {"items": items, "epoch": epoch, "seq": seq})
 
 
 def cursor_html(epoch: str, seq: int) -> str:
-    return f'<div id="cursor" hx-swap-oob="true" data-epoch="{epoch}" data-seq="{seq}"></div>'
+    return render_to_string("runs/detail.html#cursor", {"epoch": epoch, "seq": seq, "oob": True})
 
 
 def append_frames(messages: list[Message], epoch: str) -> list[str]:
@@ -39,12 +40,12 @@ def append_frames(messages: list[Message], epoch: str) -> list[str]:
         html = message_html(message, epoch)
         n = len(html.encode())
         if batch and size + n > FRAME_MAX_BYTES - FRAME_OVERHEAD:
-            frames.append(append_html(batch) + cursor_html(epoch, messages[i - 1].seq))
+            frames.append(append_html(batch, epoch, messages[i - 1].seq))
             batch, size = [], 0
         batch.append(html)
         size += n
     if batch:
-        frames.append(append_html(batch) + cursor_html(epoch, messages[-1].seq))
+        frames.append(append_html(batch, epoch, messages[-1].seq))
     return frames
 
 
@@ -108,13 +109,28 @@ def catch_up_from_memory(
     transcript was cleared, truncated or replaced, the gap is too big): then catch_up_html."""
     if not path or epoch != announced_epoch:
         return None
+    key = (path, epoch, seq, announced_next_seq)
+    found = _gap_frames.get(key)
+    if found is not None:
+        return found
     index = indexed(path)
     missed = index.gap_in_memory(epoch, seq, announced_next_seq) if index is not None else None
     if missed is None or len(missed) > MAX_FROM_MEMORY:
         return None
     if not missed:
         return [], seq
-    return append_frames(missed, epoch), missed[-1].seq
+    # Every socket of the run at the same place gets the same frames: rendered once, for the
+    # first of them. (Messages are immutable within an epoch, so an answer stays right.)
+    found = _gap_frames[key] = (append_frames(missed, epoch), missed[-1].seq)
+    while len(_gap_frames) > MAX_GAP_FRAMES:
+        del _gap_frames[next(iter(_gap_frames))]
+    return found
+
+
+# The latest gaps answered from memory, by (path, epoch, after seq, announced next seq). Only
+# the event loop's thread touches it.
+_gap_frames: dict[tuple[str, str, int, int], tuple[list[str], int]] = {}
+MAX_GAP_FRAMES = 256
 
 
 def transcript_html(run: Run, epoch: str, messages: list[Message], has_earlier: bool) -> str:

@@ -6,11 +6,17 @@ Nothing about the conversation is stored here: the agent's own transcript file i
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from django.conf import settings
 from django.db import models
 from django.urls import reverse
 from django.utils import timezone
 
 from broadcast import groups
+from providers.base import AgentProvider
+from providers.registry import get_provider
+from providers.schema import RunHandle
 
 
 class RunQuerySet(models.QuerySet["Run"]):
@@ -68,6 +74,34 @@ class Run(models.Model):
     @property
     def group_name(self) -> str:
         return groups.run(self.pk)
+
+    @property
+    def spool_dir(self) -> Path:
+        return Path(settings.LAB_RUNS_DIR) / str(self.pk) / "spool"
+
+    @property
+    def provider(self) -> AgentProvider:
+        return get_provider(self.provider_id)
+
+    def handle(self) -> RunHandle:
+        """What the provider knows of this run. Built once per instance and reused while the
+        fields it copies stay the same: a watcher wake makes several provider calls with it."""
+        session = (self.tmux_socket, self.tmux_session, self.session_id)
+        key = (self.pk, self.worktree, *session, self.transcript_path)
+        cached = self.__dict__.get("_handle")
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        handle = RunHandle(
+            run_id=self.pk,
+            worktree=self.worktree,
+            tmux_socket=self.tmux_socket,
+            tmux_session=self.tmux_session,
+            session_id=self.session_id,
+            transcript_path=self.transcript_path,
+            spool_dir=str(self.spool_dir),
+        )
+        self.__dict__["_handle"] = (key, handle)
+        return handle
 
 
 class DialogAnswer(models.Model):

@@ -22,19 +22,20 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from providers.base import AgentProvider, ConnectingReporter, LiveSignals, PromptReturner
+from providers.base import AgentProvider, LiveSignals, PromptReturner
 from providers.errors import DialogNotAnswerable, PromptPending, ReplyRefused, SessionGone, StaleDialog
 from providers.registry import get_provider
 from providers.schema import Answer, Dialog, DialogKind, RunHandle, RunState, WorkspaceChoices
 from providers.tmux import Tmux
 from runs import commands
 from runs.models import DialogAnswer, Run
+from runs.selectors import DIALOG_STATES as DIALOG_STATES
+from runs.selectors import pending_dialog as pending_dialog
+from runs.selectors import run_alive as run_alive
+from runs.selectors import run_state as run_state
+from runs.transcripts import transcript_tail
 from seeding import worktrees
 from seeding.services import agent_guard_env, default_choices, worktree_seed
-
-# The states in which the page may offer a dialog: a question, or a permission prompt lab
-# can answer (needs_input with a pending approval; a bare needs_input has none).
-DIALOG_STATES = frozenset({RunState.QUESTION, RunState.NEEDS_INPUT})
 
 RUN_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,47}$")
 
@@ -44,19 +45,11 @@ class RunEnded(SessionGone):
 
 
 def run_handle(run: Run) -> RunHandle:
-    return RunHandle(
-        run_id=run.pk,
-        worktree=run.worktree,
-        tmux_socket=run.tmux_socket,
-        tmux_session=run.tmux_session,
-        session_id=run.session_id,
-        transcript_path=run.transcript_path,
-        spool_dir=str(spool_dir(run)),
-    )
+    return run.handle()
 
 
 def spool_dir(run: Run) -> Path:
-    return Path(settings.LAB_RUNS_DIR) / str(run.pk) / "spool"
+    return run.spool_dir
 
 
 def worktrees_root() -> Path:
@@ -251,8 +244,6 @@ def run_return_to_prompt(*, run: Run) -> bool | None:
         return None
     _refuse_if_asking(run, handle, provider)
     name = provider.display_name()
-    from runs.transcripts import transcript_tail  # as pending_dialog: transcripts imports services
-
     if transcript_tail(run, limit=1).state == RunState.WORKING:
         raise ReplyRefused(f"{name} is working: use Interrupt to stop the turn. Nothing was sent.")
     return provider.return_to_prompt(handle)
@@ -260,20 +251,6 @@ def run_return_to_prompt(*, run: Run) -> bool | None:
 
 def run_interrupt(*, run: Run) -> None:
     get_provider(run.provider_id).interrupt(_require_live(run))
-
-
-def pending_dialog(run: Run) -> Dialog | None:
-    """The dialog the agent waits on now: the live channel first (it often knows before the
-    transcript has the tool_use), the transcript otherwise."""
-    from runs.transcripts import transcript_tail
-
-    provider = get_provider(run.provider_id)
-    tail = transcript_tail(run, limit=1)
-    if isinstance(provider, LiveSignals):
-        dialog = provider.pending_dialog(run_handle(run))
-        if dialog is not None:
-            return dialog
-    return tail.dialog
 
 
 def dialog_answer(*, run: Run, tool_use_id: str, answers: Sequence[Answer], decline: bool = False) -> Dialog:
@@ -350,21 +327,6 @@ def check_answers(dialog: Dialog, answers: Sequence[Answer]) -> None:
             raise DialogNotAnswerable(f"“{question.prompt or 'The dialog'}”: choose one option.")
         if not answer.choices and not answer.text.strip():
             raise DialogNotAnswerable(f"“{question.prompt or 'The dialog'}”: choose an option.")
-
-
-def run_alive(run: Run) -> bool:
-    """The run's own TUI is still there. A session of the same name on a restarted tmux server
-    is not it: the pane's pid must be the one recorded at spawn. A pane kept after its program
-    exited (remain-on-exit, for the exit reason) is not alive either."""
-    if run.is_ended:
-        return False
-    value = Tmux(run.tmux_socket).pane_format(run.tmux_session, "#{pane_pid} #{pane_dead}")
-    if value is None:
-        return False
-    pid, _, dead = value.partition(" ")
-    if dead == "1" or not pid.isdigit():
-        return False
-    return run.tmux_pane_pid is None or int(pid) == run.tmux_pane_pid
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -455,27 +417,3 @@ def run_end(*, run: Run) -> None:
     since taken its name — and mark the run ended."""
     Tmux(run.tmux_socket).kill_session(run.tmux_session, pane_pid=run.tmux_pane_pid)
     run_mark_ended(run=run)
-
-
-def run_state(run: Run, transcript_state: RunState, transcript_dialog: Dialog | None = None) -> RunState:
-    """The state vocabulary: ended beats everything, then starting, then a live signal
-    (question, needs_input) beats the transcript's idle/working. A pending approval (a
-    tool-permission prompt) is needs_input with a dialog the page offers; pending_dialog
-    returns it."""
-    if run.is_ended:
-        return RunState.ENDED
-    provider = get_provider(run.provider_id)
-    handle = run_handle(run)
-    if isinstance(provider, ConnectingReporter) and provider.connecting(handle):
-        return RunState.STARTING
-    if isinstance(provider, LiveSignals):
-        pending = provider.pending_dialog(handle)
-        if pending is not None:
-            # A permission prompt blocks the agent on the operator: needs_input, answerable.
-            return RunState.NEEDS_INPUT if pending.kind == DialogKind.APPROVAL else RunState.QUESTION
-        blocked = provider.blocked_state(handle)
-        if blocked is not None:
-            return blocked
-    if transcript_dialog is not None:
-        return RunState.QUESTION
-    return transcript_state

@@ -19,6 +19,7 @@ import hashlib
 import os
 import stat
 import threading
+import time
 from collections import OrderedDict, deque
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -26,7 +27,6 @@ from dataclasses import dataclass
 
 from providers.base import AgentProvider, SideTranscripts
 from providers.errors import TranscriptUnreadable
-from providers.registry import get_provider
 from providers.schema import Cursor, Dialog, Message, MessageKind, RunState, TranscriptRead
 from runs.models import Run
 
@@ -37,6 +37,9 @@ MAX_INDEXES = 128
 # A first read of a file bigger than twice this opens on its last COLD_TAIL_BYTES (about 30 ms of
 # parsing at the synthetic benchmark's density) while the whole file is indexed in the background.
 COLD_TAIL_BYTES = 1024 * 1024
+# The background index of a big file waits this long before parsing, so the request that made
+# the provisional index answers first (bench: cold open of 100,000 messages).
+FULL_INDEX_DELAY_S = 0.2
 # A page asking for what lies before a provisional index's start waits at most this long for
 # the background index (it holds a request thread meanwhile; 155 MB took 2.4 s in bench/).
 FULL_INDEX_WAIT_S = 10.0
@@ -225,7 +228,7 @@ _indexes_guard = threading.Lock()
 
 
 def transcript_index(run: Run, path: str | None = None) -> TranscriptIndex:
-    provider = get_provider(run.provider_id)
+    provider = run.provider
     path = path or current_path(run)
     with _indexes_guard:
         index = _indexes.get(path)
@@ -279,8 +282,11 @@ _full: dict[str, Future[None]] = {}
 
 def _index_fully(provider: AgentProvider, path: str, provisional: TranscriptIndex) -> None:
     """Parse the whole file into a full index and put it in the provisional one's place (unless
-    something else replaced or dropped that meanwhile), then tell whoever listens."""
+    something else replaced or dropped that meanwhile), then tell whoever listens. It starts
+    after the page that asked has been answered from the provisional index: parsing alongside,
+    it took half the GIL from that answer."""
     try:
+        time.sleep(FULL_INDEX_DELAY_S)
         full = TranscriptIndex(provider, path)
         full.advance()
         with _indexes_guard:
@@ -314,11 +320,9 @@ def indexed(path: str) -> TranscriptIndex | None:
 
 
 def current_path(run: Run) -> str:
-    from runs.services import run_handle
-
     if not run.transcript_path:
         return ""
-    return get_provider(run.provider_id).locate_transcript(run_handle(run))
+    return run.provider.locate_transcript(run.handle())
 
 
 def transcript_tail(run: Run, limit: int = PAGE) -> Tail:
@@ -389,12 +393,10 @@ class Side:
 def side_transcript(run: Run, side: str) -> Side | None:
     """A side conversation the run's transcript names (a background agent's own transcript),
     read through from the start with the same reader; None when the provider knows none."""
-    from runs.services import run_handle
-
-    provider = get_provider(run.provider_id)
+    provider = run.provider
     if not isinstance(provider, SideTranscripts) or not run.transcript_path:
         return None
-    path = provider.side_transcript(run_handle(run), side)
+    path = provider.side_transcript(run.handle(), side)
     if not path:
         return None
     cursor, state = Cursor(path=path), RunState.IDLE

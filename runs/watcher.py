@@ -23,15 +23,13 @@ from django.db import connections
 from django.template.loader import render_to_string
 
 from providers.base import LiveSignals
-from providers.registry import get_provider
-from providers.schema import RunState
+from providers.schema import Dialog, RunState
 from providers.tmux import Tmux
-from runs import feed, services
+from runs import feed, selectors, services
 from runs.inotify import hub
 from runs.leases import WatchLease
 from runs.models import Run
-from runs.rendering import message_html
-from runs.transcripts import PAGE, indexed, on_full_index, transcript_index
+from runs.transcripts import TranscriptIndex, indexed, on_full_index, transcript_index
 
 log = logging.getLogger(__name__)
 
@@ -78,6 +76,7 @@ class RunWatcher:
     stale: bool = False  # re-read the Run row on the next wake
     panel_key: tuple[object, ...] = ()
     path: str = ""  # the transcript the last step read
+    watching: tuple[str, tuple[str, ...]] | None = None  # (transcript path, its watch_paths)
 
     async def main(self) -> None:
         lease = WatchLease(self.run_id)
@@ -189,8 +188,8 @@ class RunWatcher:
         return fd
 
     def step(self, run: Run) -> Snapshot:
-        """The synchronous part, in a thread: liveness, the new messages, the state, each
-        rendered once, and what to watch next."""
+        """The synchronous part, in a thread: liveness, the new messages, the state, the
+        panel, and what to watch next."""
         try:
             snap = self._step(run, inline=False)
         finally:
@@ -209,16 +208,18 @@ class RunWatcher:
         return self._step(run, inline=True)
 
     def _step(self, run: Run, *, inline: bool) -> Snapshot | None:
+        """One wake: liveness, the transcript's place, what was appended, the state, the panel.
+        The provider and the run's handle are resolved once (`Run.handle()` caches it on the
+        instance) and every read below reuses them."""
         if inline and not run.is_ended and (self.exited or not self.has_pidfd):
             return None  # the run may have ended: ask tmux, write ended_at
-        provider = get_provider(run.provider_id)
-        handle = services.run_handle(run)
+        provider, handle = run.provider, run.handle()
         if isinstance(provider, LiveSignals):
             # Resolved hook payloads go; the provider keeps what it still needs (cheap: it
             # looks only when its spool changed).
             provider.sweep(handle)
         # With a pidfd on the TUI the exit is an event; ask tmux (a subprocess) only without one.
-        if not run.is_ended and (self.exited or (not self.has_pidfd and not services.run_alive(run))):
+        if not run.is_ended and (self.exited or (not self.has_pidfd and not selectors.run_alive(run))):
             services.run_mark_ended(run=run)
         path = run.transcript_path and provider.locate_transcript(handle)
         if path and path != run.transcript_path:
@@ -227,74 +228,77 @@ class RunWatcher:
             # clear/epoch: the provider located a new transcript; adopt it (docs/architecture.md).
             Run.objects.filter(pk=run.pk).update(transcript_path=path)
             run.transcript_path = path
-        epoch = ""
+        index = self._read(run, path, inline=inline) if path else None
+        if path and index is None:
+            return None  # only a thread can read this: the caller runs step()
+        state = (
+            selectors.run_state(run, index.state, index.dialog)
+            if index
+            else selectors.run_state(run, RunState.IDLE)
+        )
         dialog = None
-        queued: tuple[str, ...] = ()
-        next_seq = 0
-        background: tuple[str, ...] = ()
-        since = running = ""
-        if not path:
-            state = services.run_state(run, RunState.IDLE)
-        else:
+        if index is not None and state in selectors.DIALOG_STATES:
             if inline:
-                found = indexed(path)
-                if (
-                    found is None
-                    or found.provider is not provider
-                    or not found.advance_small(INLINE_MAX_BYTES)
-                ):
-                    return None
-                index = found
-            else:
-                index = transcript_index(run, path)
-                index.advance()
-            epoch = index.epoch
-            # Rendered here, once for every socket: each socket's catch-up then finds them
-            # cached (runs/live.catch_up_from_memory).
-            after = self.next_seq - 1 if epoch == self.epoch else -1
-            for message in index.recent(after, PAGE, blocking=not inline):
-                message_html(message, epoch)
-            state = services.run_state(run, index.state, index.dialog)
-            if state in services.DIALOG_STATES:
-                if inline:
-                    return None
-                # The live channel often knows of a picker before its tool_use is in the
-                # transcript.
-                dialog = services.pending_dialog(run)
-            next_seq = index.cursor.next_seq
-            background = index.background if not run.is_ended else ()
-            since, running = index.since, index.running
-            queued = index.queued
-        key = (state, dialog, run.is_ended, background, since, running, queued)
-        panel: str
-        if key != self.panel_key or not self.panel:
-            self.panel_key = key
-            panel = render_to_string(
-                "runs/detail.html#panel",
-                {
-                    "run": run,
-                    "state": state,
-                    "dialog": dialog,
-                    "exit": services.run_exit(run) if run.is_ended else None,
-                    "background": background,
-                    "since": since,
-                    "running": running,
-                    "queued": queued,
-                    "provider_name": provider.display_name(),
-                    "oob": True,
-                },
-            )
-        else:
-            panel = self.panel
+                return None
+            # The live channel often knows of a picker before its tool_use is in the transcript.
+            dialog = selectors.dialog_after_read(run, index.dialog)
         return Snapshot(
-            epoch=epoch,
+            epoch=index.epoch if index else "",
             state=str(state),
-            panel_html=panel,
-            next_seq=next_seq,
+            panel_html=self._panel(run, index, state, dialog),
+            next_seq=index.cursor.next_seq if index else 0,
             ended=run.is_ended,
             path=path or "",
-            watch=watch_paths(run),
+            watch=self._watch_paths(run),
         )
+
+    def _read(self, run: Run, path: str, *, inline: bool) -> TranscriptIndex | None:
+        """The run's index advanced over what was appended. Inline (on the loop), only a small
+        append to an index this process already holds, without waiting for its lock; None
+        otherwise."""
+        if not inline:
+            index = transcript_index(run, path)
+            index.advance()
+            return index
+        found = indexed(path)
+        if found is None or found.provider is not run.provider or not found.advance_small(INLINE_MAX_BYTES):
+            return None
+        return found
+
+    def _panel(self, run: Run, index: TranscriptIndex | None, state: RunState, dialog: Dialog | None) -> str:
+        """The state panel, rendered again only when what it shows changed."""
+        background = index.background if index and not run.is_ended else ()
+        since, running, queued = (index.since, index.running, index.queued) if index else ("", "", ())
+        key = (state, dialog, run.is_ended, background, since, running, queued)
+        if key == self.panel_key and self.panel:
+            return self.panel
+        self.panel_key = key
+        provider = run.provider
+        return render_to_string(
+            "runs/detail.html#panel",
+            {
+                "run": run,
+                "state": state,
+                "dialog": dialog,
+                "exit": services.run_exit(run) if run.is_ended else None,
+                "background": background,
+                "since": since,
+                "running": running,
+                "queued": queued,
+                "provider_name": provider.display_name(),
+                "oob": True,
+            },
+        )
+
+    def _watch_paths(self, run: Run) -> tuple[str, ...]:
+        """watch_paths, worked out again only when the transcript moved or a directory was
+        still missing last time (its parent is watched until it exists)."""
+        cached = self.watching
+        if cached is not None and cached[0] == run.transcript_path:
+            return cached[1]
+        paths, complete = watch_paths(run)
+        self.watching = (run.transcript_path, paths) if complete else None
+        return paths
 
     async def publish(self, layer: Any, run: Run, snap: Snapshot) -> None:
         """Notify the run's sockets when anything they show changed; each pulls its own gap."""
@@ -326,19 +330,21 @@ class RunWatcher:
         )
 
 
-def watch_paths(run: Run) -> tuple[str, ...]:
+def watch_paths(run: Run) -> tuple[tuple[str, ...], bool]:
     """The transcript's directory (a clear makes a new file there) and the spool dir, where
-    they exist yet; a missing one is watched through its nearest existing parent. (Plain
-    os.path: this runs on every wake.)"""
+    they exist yet; a missing one is watched through its nearest existing parent. And whether
+    both exist (then the answer stays good while the transcript path does)."""
     out: set[str] = set()
+    complete = True
     transcript_dir = (os.path.dirname(run.transcript_path) or ".") if run.transcript_path else None
-    for p in (transcript_dir, str(services.spool_dir(run))):
+    for p in (transcript_dir, str(run.spool_dir)):
         if not p:
             continue
         while not os.path.exists(p) and p != os.path.dirname(p):
+            complete = False
             p = os.path.dirname(p)
         out.add(p)
-    return tuple(sorted(out))
+    return tuple(sorted(out)), complete
 
 
 _watchers: dict[int, RunWatcher] = {}

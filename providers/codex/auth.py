@@ -11,21 +11,31 @@ from __future__ import annotations
 
 import subprocess
 import tomllib
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import Protocol
 
 from providers.errors import LoginFailed, LoginTimeout
 from providers.schema import AuthStatus, LoginStart
 
-if TYPE_CHECKING:
-    from providers.codex.provider import CodexProvider
+
+class Agent(Protocol):
+    """What the login needs of the provider: how to run its binary and where its home is (the
+    provider passes itself; this module never imports it, so the two do not import each other)."""
+
+    def display_name(self) -> str: ...
+
+    def binary(self) -> str: ...
+
+    def agent_env(self) -> dict[str, str]: ...
+
+    def codex_home(self) -> Path: ...
+
 
 TIMEOUT_S = 20.0
 API_KEY_NAME = "OPENAI_API_KEY"
 
 
-def _run(
-    provider: CodexProvider, *args: str, stdin: bytes | None = None
-) -> subprocess.CompletedProcess[bytes]:
+def _run(provider: Agent, *args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
     try:
         return subprocess.run(
             [provider.binary(), *args],
@@ -41,7 +51,7 @@ def _run(
         raise LoginFailed(f"Codex could not be run: {exc.strerror}") from None
 
 
-def provider_key(provider: CodexProvider) -> str:
+def provider_key(provider: Agent) -> str:
     """The env_key of the custom model provider config.toml selects, when lab passes it to the
     agent ("" otherwise): such a provider starts without a login."""
     try:
@@ -56,7 +66,7 @@ def provider_key(provider: CodexProvider) -> str:
     return ""
 
 
-def auth_status(provider: CodexProvider) -> AuthStatus:
+def auth_status(provider: Agent) -> AuthStatus:
     key = provider_key(provider)
     if key:
         return AuthStatus(
@@ -80,7 +90,7 @@ def auth_status(provider: CodexProvider) -> AuthStatus:
     return AuthStatus(logged_in=True, method=method, detail=" ".join(lines)[:200], verified=False)
 
 
-def login_with_api_key(provider: CodexProvider, key: str) -> AuthStatus:
+def login_with_api_key(provider: Agent, key: str) -> AuthStatus:
     key = key.strip()
     if not key or any(c.isspace() for c in key):
         raise LoginFailed("That is not an API key.")
@@ -92,14 +102,14 @@ def login_with_api_key(provider: CodexProvider, key: str) -> AuthStatus:
     return auth_status(provider)
 
 
-def login_start(provider: CodexProvider) -> LoginStart:
+def login_start(provider: Agent) -> LoginStart:
     raise LoginFailed(
         f"{provider.display_name()} logs in with an API key: set {API_KEY_NAME} in lab's agent "
         "environment, or configure a model provider in lab's Codex config."
     )
 
 
-def logout(provider: CodexProvider) -> AuthStatus:
+def logout(provider: Agent) -> AuthStatus:
     proc = _run(provider, "logout")
     if proc.returncode != 0 and b"Not logged in" not in proc.stdout + proc.stderr:
         raise LoginFailed("Codex could not log out: " + proc.stderr.decode(errors="replace").strip()[:200])

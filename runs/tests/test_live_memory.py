@@ -12,7 +12,7 @@ import pytest
 
 from lab.layers import InMemoryChannelLayer
 from providers.testing import fake_append
-from runs import services
+from runs import live, services
 from runs.live import MAX_FROM_MEMORY, catch_up_from_memory, catch_up_html
 from runs.transcripts import TAIL, indexed, transcript_index
 
@@ -75,10 +75,31 @@ def test_the_fast_path_declines_what_memory_cannot_answer(run):
     assert fast(0, announced_epoch="other") is None
     assert fast(0, at=path + ".nope") is None  # no index of that file in this process
     with index.lock:  # busy: never wait for it on the event loop
-        assert fast(0) is None
+        assert fast(-1) is None
     _append(run, *(f"m{i}" for i in range(MAX_FROM_MEMORY + 1)))
     index.advance()
     assert fast(next_seq - 1, announced=index.cursor.next_seq) is None  # too big for the loop
+
+
+@pytest.mark.django_db
+def test_sockets_at_the_same_place_share_one_rendering(run, monkeypatch):
+    _append(run, "zero")
+    index = _read(run)
+    epoch, seen = index.epoch, index.cursor.next_seq - 1
+    _append(run, "one", "two")
+    index.advance()
+    rendered = []
+    real = live.append_frames
+    monkeypatch.setattr(live, "append_frames", lambda *a: rendered.append(a) or real(*a))
+    answers = [
+        catch_up_from_memory(
+            run.transcript_path, epoch, seen, announced_epoch=epoch, announced_next_seq=index.cursor.next_seq
+        )
+        for _socket in range(3)
+    ]
+    assert len(rendered) == 1
+    assert answers[0] is not None and answers[0] == answers[1] == answers[2]
+    assert "two" in "".join(answers[0][0])
 
 
 @pytest.mark.django_db
@@ -152,3 +173,19 @@ async def test_the_in_memory_layer_still_expires_messages_and_memberships(monkey
     clock[0] += 1.5
     await layer.group_send("g", {"type": "x"})
     assert second not in layer.groups.get("g", {})
+
+
+async def test_the_in_memory_layer_still_gives_each_receiver_its_own_message():
+    layer = InMemoryChannelLayer()
+    a, b = await layer.new_channel(), await layer.new_channel()
+    flat = {"type": "run.update", "panel": "<div>", "next_seq": 3}
+    nested = {"type": "x", "items": ["one"]}
+    for channel in (a, b):
+        await layer.send(channel, flat)
+        await layer.send(channel, nested)
+    flat["panel"] = "changed"
+    nested["items"].append("two")
+    got = await layer.receive(a)
+    got["next_seq"] = 99
+    assert await layer.receive(b) == {"type": "run.update", "panel": "<div>", "next_seq": 3}
+    assert (await layer.receive(a))["items"] == ["one"] == (await layer.receive(b))["items"]

@@ -74,41 +74,27 @@
       if (box) { box.focus(); box.setSelectionRange(box.value.length, box.value.length); }
     }
   });
-  // A refused send still swaps the composer (or the dialog): lab's answer carries the error
-  // and the draft. Only lab's own partial is swapped in; anything else (a server error page,
-  // a proxy's, CSRF's 403) keeps the form as it is and is reported by connection.js.
+  // A refused send still swaps the composer (or the dialog's note): lab's answer carries the
+  // error and the draft. Only lab's own partial is swapped in; anything else (a server error
+  // page, a proxy's, CSRF's 403) keeps the form as it is and is reported by connection.js.
   function swapErrorsToo(evt) {
     const elt = evt.detail.requestConfig && evt.detail.requestConfig.elt;
     const xhr = evt.detail.xhr;
     if (!elt || xhr.status < 400) return;
     const composer = elt.id === "composer" && xhr.responseText.indexOf('id="composer"') >= 0;
-    const dialog = elt.closest && elt.closest("#dialog") && /class="dialog[ "]/.test(xhr.responseText);
+    const dialog = elt.matches && elt.matches("form.dialog") && /class="dialog[ "]/.test(xhr.responseText);
     // The worktree area too: a 409 carries the uncommitted files and the confirm button.
     const worktree = elt.closest && elt.closest("#worktree") && xhr.responseText.indexOf('id="worktree"') >= 0;
     // New conversation's outcome goes beside its button (the composer's draft stays).
     const note = elt.closest && elt.closest(".new-conversation") && xhr.responseText.indexOf('id="new-conversation-note"') >= 0;
     if (composer || dialog || worktree || note) { evt.detail.shouldSwap = true; evt.detail.isError = false; }
   }
-  document.addEventListener("htmx:beforeSwap", swapErrorsToo);
-  // An answer is verified before its response returns, so the state push that re-renders the
-  // panel (and the #dialog inside it) usually lands first, and the response's target is then
-  // detached: its events never reach document. So the target itself carries the listener that
-  // moves the swap into the live #dialog (or the note would be swapped where nobody sees it).
-  // But never over the next dialog: when the agent already asks again, the answer's note is old
-  // news and the new form stays.
+  // htmx fires a response's events on the element that made the request. A push may replace
+  // that element while the request is out (the panel, and a dialog form in it, is re-rendered
+  // when the answer lands), and events on a detached element never reach document: so the
+  // handler goes on the element itself (added once however often it asks).
   document.addEventListener("htmx:beforeRequest", function (evt) {
-    const target = evt.detail.target;
-    if (!target || target.id !== "dialog") return;
-    const sent = evt.detail.elt && evt.detail.elt.querySelector && evt.detail.elt.querySelector('input[name="tool_use_id"]');
-    const answered = sent ? sent.value : "";
-    target.addEventListener("htmx:beforeSwap", function (swap) {
-      if (target.isConnected) return;  // attached: document's listeners see it as usual
-      const live = document.getElementById("dialog");
-      const asking = live && live.querySelector('input[name="tool_use_id"]');
-      if (asking && asking.value !== answered) { swap.detail.shouldSwap = false; return; }
-      if (live) swap.detail.target = live;
-      swapErrorsToo(swap);
-    }, { once: true });
+    if (evt.detail.elt) evt.detail.elt.addEventListener("htmx:beforeSwap", swapErrorsToo);
   });
 
   // --- copy buttons ------------------------------------------------------------------------

@@ -56,16 +56,17 @@ def expect_question_state(page: Any) -> None:
     expect(badge).to_have_text("Claude Code asks")
 
 
-# Records every answered note the dialog area shows: the state push that follows an answer
-# re-renders the panel (and the dialog area with it), so the note may be short-lived.
+# Records every answered note the page shows (in #dialog-note, which only the answer's response
+# writes; a note stays hidden while a dialog is offered).
 ANSWERED_PROBE = """() => {
   window.__answered = [];
   new MutationObserver(() => {
-    document.querySelectorAll("#dialog .dialog-answered").forEach((el) => {
+    document.querySelectorAll("#dialog-note .dialog-answered").forEach((el) => {
+      if (!el.checkVisibility()) return;
       const said = el.textContent.replace(/\\s+/g, " ").trim();
       if (!window.__answered.includes(said)) window.__answered.push(said);
     });
-  }).observe(document.body, { childList: true, subtree: true });
+  }).observe(document.body, { childList: true, subtree: true, attributes: true });
 }"""
 
 
@@ -79,9 +80,8 @@ def answer_and_see_the_note(page: Any, submit: Any) -> tuple[str, str]:
     assert response.status == 200, response.text()
     sent = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", response.text())).strip()
     assert sent.startswith("Answer sent"), sent
-    # The note is transient (the next state push re-renders the dialog area), so the probe
-    # records it when it appears. The answer is verified before its response returns, so the
-    # push that removes the form usually lands first: the page must still show the note.
+    # The answer is verified before its response returns, so the push that removes the form
+    # usually lands first: the page must still show the note.
     page.wait_for_function("() => window.__answered.length > 0", timeout=10_000)
     [note] = page.evaluate("window.__answered")
     assert re.sub(r"\s+", " ", note) == re.sub(r"\s+", " ", sent), (note, sent)

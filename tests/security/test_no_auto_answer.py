@@ -50,6 +50,7 @@ ALLOWED = {
 }
 SIGNAL_READERS = [
     "runs/watcher.py",
+    "runs/selectors.py",
     "runs/consumers.py",
     "runs/transcripts.py",
     "runs/live.py",

@@ -1,0 +1,75 @@
+"""Reads on runs: the state a page shows, the dialog the agent waits on, whether its TUI lives.
+
+Writes are in runs/services.py. Each read here asks the provider through the run's one
+RunHandle (`Run.handle()`, built once per Run instance), so a watcher wake that makes several
+reads resolves the run once.
+"""
+
+from __future__ import annotations
+
+from providers.base import ConnectingReporter, LiveSignals
+from providers.schema import Dialog, DialogKind, RunState
+from providers.tmux import Tmux
+from runs.models import Run
+from runs.transcripts import transcript_tail
+
+# The states in which the page may offer a dialog: a question, or a permission prompt lab
+# can answer (needs_input with a pending approval; a bare needs_input has none).
+DIALOG_STATES = frozenset({RunState.QUESTION, RunState.NEEDS_INPUT})
+
+
+def run_state(run: Run, transcript_state: RunState, transcript_dialog: Dialog | None = None) -> RunState:
+    """The state vocabulary: ended beats everything, then starting, then a live signal
+    (question, needs_input) beats the transcript's idle/working. A pending approval (a
+    tool-permission prompt) is needs_input with a dialog the page offers; pending_dialog
+    returns it."""
+    if run.is_ended:
+        return RunState.ENDED
+    provider, handle = run.provider, run.handle()
+    if isinstance(provider, ConnectingReporter) and provider.connecting(handle):
+        return RunState.STARTING
+    if isinstance(provider, LiveSignals):
+        pending = provider.pending_dialog(handle)
+        if pending is not None:
+            # A permission prompt blocks the agent on the operator: needs_input, answerable.
+            return RunState.NEEDS_INPUT if pending.kind == DialogKind.APPROVAL else RunState.QUESTION
+        blocked = provider.blocked_state(handle)
+        if blocked is not None:
+            return blocked
+    if transcript_dialog is not None:
+        return RunState.QUESTION
+    return transcript_state
+
+
+def pending_dialog(run: Run) -> Dialog | None:
+    """The dialog the agent waits on now: the live channel first (it often knows before the
+    transcript has the tool_use), the transcript otherwise. The transcript is advanced first,
+    so a provider that reconciles its live channel with tool_results it read (a declined
+    picker gets no closing hook) answers from both."""
+    return dialog_after_read(run, transcript_tail(run, limit=1).dialog)
+
+
+def dialog_after_read(run: Run, transcript_dialog: Dialog | None) -> Dialog | None:
+    """pending_dialog for a caller that has just advanced the run's transcript index itself
+    (the watcher) and passes the dialog it read."""
+    provider = run.provider
+    if isinstance(provider, LiveSignals):
+        dialog = provider.pending_dialog(run.handle())
+        if dialog is not None:
+            return dialog
+    return transcript_dialog
+
+
+def run_alive(run: Run) -> bool:
+    """The run's own TUI is still there. A session of the same name on a restarted tmux server
+    is not it: the pane's pid must be the one recorded at spawn. A pane kept after its program
+    exited (remain-on-exit, for the exit reason) is not alive either."""
+    if run.is_ended:
+        return False
+    value = Tmux(run.tmux_socket).pane_format(run.tmux_session, "#{pane_pid} #{pane_dead}")
+    if value is None:
+        return False
+    pid, _, dead = value.partition(" ")
+    if dead == "1" or not pid.isdigit():
+        return False
+    return run.tmux_pane_pid is None or int(pid) == run.tmux_pane_pid
