@@ -89,12 +89,16 @@
     const note = elt.closest && elt.closest(".new-conversation") && xhr.responseText.indexOf('id="new-conversation-note"') >= 0;
     if (composer || dialog || worktree || note) { evt.detail.shouldSwap = true; evt.detail.isError = false; }
   }
-  // htmx fires a response's events on the element that made the request. A push may replace
-  // that element while the request is out (the panel, and a dialog form in it, is re-rendered
+  // htmx 2 fires htmx:beforeSwap on the request's target (the worktree form's is #worktree,
+  // its parent), its other response events on the element that made the request. A push may
+  // replace either while the request is out (the panel, and a dialog form in it, is re-rendered
   // when the answer lands), and events on a detached element never reach document: so the
-  // handler goes on the element itself (added once however often it asks).
+  // handler goes on both elements themselves (added once however often they ask; running it
+  // twice for one response changes nothing).
   document.addEventListener("htmx:beforeRequest", function (evt) {
-    if (evt.detail.elt) evt.detail.elt.addEventListener("htmx:beforeSwap", swapErrorsToo);
+    [evt.detail.elt, evt.detail.target].forEach(function (el) {
+      if (el && el.addEventListener) el.addEventListener("htmx:beforeSwap", swapErrorsToo);
+    });
   });
 
   // --- copy buttons ------------------------------------------------------------------------
