@@ -10,6 +10,9 @@ the run needs_input, offers the approval on the page, and the command stays unru
 from __future__ import annotations
 
 import ast
+import importlib
+import re
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -29,17 +32,9 @@ SINKS = {
     "reply",
     "interrupt",
 }
-# The operator's request path, and nothing else, may reach a key.
-ALLOWED = {
-    "providers/claude_code/replying.py:Replying.reply",
-    "providers/claude_code/replying.py:Replying.interrupt",
-    "providers/claude_code/replying.py:Replying.return_to_prompt",
-    "providers/claude_code/answering.py:Answering.answer_dialog",
-    "providers/claude_code/answering.py:Answering._play",
-    "providers/codex/provider.py:CodexProvider.reply",
-    "providers/codex/provider.py:CodexProvider._clear",
-    "providers/codex/provider.py:CodexProvider.interrupt",
-    "providers/codex/provider.py:CodexProvider.answer_dialog",
+# The generic core's part of the operator's request path: the services the views call, and the
+# test double. Each adapter names its own in compat/<package>/security.py (the manifest below).
+GENERIC_KEY_SENDERS = {
     "providers/testing.py:FakeProvider.reply",
     "providers/testing.py:FakeProvider.interrupt",
     "providers/testing.py:FakeProvider.answer_dialog",
@@ -48,23 +43,65 @@ ALLOWED = {
     "runs/services.py:run_return_to_prompt",
     "runs/services.py:dialog_answer",
 }
-SIGNAL_READERS = [
+GENERIC_SIGNAL_MODULES = [
     "runs/watcher.py",
     "runs/selectors.py",
     "runs/consumers.py",
     "runs/transcripts.py",
     "runs/live.py",
-    "providers/claude_code/livesignals.py",
-    "providers/claude_code/signals.py",
-    "providers/claude_code/reading.py",
-    "providers/claude_code/tool_results.py",
-    "providers/claude_code/spool.py",
-    "providers/claude_code/transcript.py",
-    "providers/claude_code/hook_spool.py",
-    "providers/codex/spool.py",
-    "providers/codex/transcript.py",
-    "providers/codex/hook_spool.py",
 ]
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """One adapter's compat/<package>/security.py."""
+
+    package: str
+    key_senders: frozenset[str]
+    signal_modules: tuple[str, ...]
+    signal_readers: tuple[str, ...]
+    pure_modules: frozenset[str]
+
+
+def manifests(known: dict[str, str] | None = None) -> list[Manifest]:
+    """Every registered provider's security manifest. An adapter without one fails here, by
+    name: the guard cannot tell its request path from its signal readers without it."""
+    from providers.known import KNOWN_PROVIDERS, package
+
+    known = KNOWN_PROVIDERS if known is None else known
+    out = []
+    for provider_id in sorted(known):
+        name = package(provider_id, known)
+        try:
+            module = importlib.import_module(f"compat.{name}.security")
+        except ModuleNotFoundError as exc:
+            raise AssertionError(
+                f"{provider_id}: compat/{name}/security.py is missing; the no-auto-answer guard needs "
+                "its KEY_SENDERS, SIGNAL_MODULES, SIGNAL_READERS and PURE_MODULES (docs/providers.md)"
+            ) from exc
+        out.append(
+            Manifest(
+                package=name,
+                key_senders=frozenset(module.KEY_SENDERS),
+                signal_modules=tuple(module.SIGNAL_MODULES),
+                signal_readers=tuple(module.SIGNAL_READERS),
+                pure_modules=frozenset(module.PURE_MODULES),
+            )
+        )
+    return out
+
+
+def allowed() -> set[str]:
+    """The operator's request path, and nothing else, may reach a key."""
+    return GENERIC_KEY_SENDERS.union(*(m.key_senders for m in manifests()))
+
+
+def signal_modules() -> list[str]:
+    return GENERIC_SIGNAL_MODULES + [path for m in manifests() for path in m.signal_modules]
+
+
+def pure_modules() -> set[str]:
+    return set().union(*(m.pure_modules for m in manifests()))
 
 
 def _production_files() -> list[Path]:
@@ -124,16 +161,38 @@ def _reaching_a_key() -> set[str]:
         names |= {q.rsplit(":", 1)[1].rsplit(".", 1)[-1] for q in new}
 
 
-# Recipes are data: `recipes.paste(text)` builds an Op; only ClaudeCodeProvider._play sends one.
-PURE_MODULES = {"providers/claude_code/recipes.py"}
+def test_the_data_only_modules_cannot_send_anything():
+    # Recipes are data: `recipes.paste(text)` builds an Op; only the adapter's player sends one.
+    assert pure_modules(), "the Claude Code adapter's recipes, at least"
+    for rel in sorted(pure_modules()):
+        tree = ast.parse((REPO / rel).read_text())
+        imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) for a in n.names}
+        imported |= {n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+        imported |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+        assert not {"Tmux", "providers.tmux", "subprocess"} & imported, rel
 
 
-def test_the_recipe_module_cannot_send_anything():
-    source = (REPO / "providers/claude_code/recipes.py").read_text()
-    tree = ast.parse(source)
-    imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) for a in n.names}
-    imported |= {n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
-    assert not {"Tmux", "providers.tmux", "subprocess"} & imported
+def test_every_registered_adapter_has_a_security_manifest_that_names_real_code():
+    functions = _functions()
+    for m in manifests():
+        for qualname in sorted(m.key_senders | set(m.signal_readers)):
+            assert qualname in functions, (
+                f"compat/{m.package}/security.py names {qualname}, which does not exist"
+            )
+        for rel in sorted(set(m.signal_modules) | m.pure_modules):
+            assert (REPO / rel).is_file(), f"compat/{m.package}/security.py names {rel}, which does not exist"
+            assert rel.startswith(f"providers/{m.package}/"), f"{rel}: not in providers/{m.package}/"
+        for qualname in m.key_senders:
+            assert qualname.startswith(f"providers/{m.package}/"), (
+                f"{qualname}: not in providers/{m.package}/"
+            )
+
+
+def test_an_adapter_without_a_manifest_fails_loudly():
+    known = {"newcli": "providers.newcli_without_manifest.NewCliProvider"}
+    missing = re.escape("compat/newcli_without_manifest/security.py is missing")
+    with pytest.raises(AssertionError, match=missing):
+        manifests(known)
 
 
 def _is_request_handler(qualname: str) -> bool:
@@ -148,7 +207,7 @@ def test_only_the_operators_request_path_reaches_a_keystroke():
     stray = sorted(
         q
         for q in reach
-        if q not in ALLOWED and not _is_request_handler(q) and q.split(":")[0] not in PURE_MODULES
+        if q not in allowed() and not _is_request_handler(q) and q.split(":")[0] not in pure_modules()
     )
     assert stray == [], f"these can send keys without an operator's request: {stray}"
     assert {"runs/services.py:run_reply", "runs/services.py:dialog_answer"} <= reach  # the walk works
@@ -156,24 +215,10 @@ def test_only_the_operators_request_path_reaches_a_keystroke():
 
 def test_nothing_that_reads_a_signal_reaches_a_keystroke():
     reach = _reaching_a_key()
-    for module in SIGNAL_READERS:
+    for module in signal_modules():
         assert not [q for q in reach if q.startswith(f"{module}:")], module
-    readers = [
-        "providers/claude_code/signals.py:Signals.pending_dialog",
-        "providers/claude_code/signals.py:Signals.blocked_state",
-        "providers/claude_code/signals.py:Signals.spool_view",
-        "providers/claude_code/signals.py:Signals.sweep",
-        "providers/claude_code/reading.py:Reading.read_transcript",
-        "providers/claude_code/reading.py:Reading.locate_transcript",
-        "providers/codex/provider.py:CodexProvider.pending_dialog",
-        "providers/codex/provider.py:CodexProvider.blocked_state",
-        "providers/codex/provider.py:CodexProvider.spool_view",
-        "providers/codex/provider.py:CodexProvider.sweep",
-        "providers/codex/provider.py:CodexProvider.read_transcript",
-        "providers/codex/provider.py:CodexProvider.locate_transcript",
-    ]
     functions = _functions()
-    for reader in readers:
+    for reader in [r for m in manifests() for r in m.signal_readers]:
         assert reader in functions and reader not in reach, reader
 
 
