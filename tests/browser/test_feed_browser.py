@@ -126,3 +126,70 @@ def test_a_long_turn_that_ends_is_notified_and_a_quick_one_is_not(
     page.wait_for_function("() => window.__notes.length > 0")
     assert page.evaluate("window.__notes.map((n) => n.title)") == [f"lab: {feed_run.name} finished its turn"]
     expect(row.locator(".badge")).to_have_text("idle")
+
+
+def test_a_run_started_elsewhere_joins_an_open_runs_list(
+    context: Any, page: Any, feed_run: RunPage, lab_server: LabServer
+) -> None:
+    page.goto("/")
+    page.wait_for_function("() => window.__ws && window.__ws.opens >= 1")
+    expect(page.locator(f"#run-row-{run_id(feed_run)}")).to_be_visible()
+    starter = context.new_page()
+    try:
+        other = start_run(starter, lab_server.repo, "lab/browser-feed-joins")
+        # The list page, never reloaded, draws the new run's row from the feed.
+        row = page.locator(f"#run-row-{run_id(other)}")
+        expect(row).to_be_visible()
+        expect(row.locator(".badge")).to_have_text("idle")
+        starter.once("dialog", lambda dialog: dialog.accept())  # "End this run?"
+        starter.get_by_role("button", name="End run").click()
+        expect(starter.locator("#panel")).to_have_attribute("data-state", "ended")
+    finally:
+        starter.close()
+    expect(row.locator(".badge")).to_have_text("ended")
+
+
+def test_a_runs_list_that_slept_through_a_question_catches_up_when_it_wakes(
+    context: Any, page: Any, feed_run: RunPage, lab_server: LabServer
+) -> None:
+    lab_server.model.script.add(
+        when("FEED-SLEEP-c42", ask_user_question(question="Which fruit while asleep?"), text("Noted."))
+    )
+    page.goto("/")
+    page.wait_for_function("() => window.__ws && window.__ws.opens >= 1")
+    row = page.locator(f"#run-row-{run_id(feed_run)}")
+    expect(row.locator(".badge")).to_have_text("idle")
+    # "Asleep": the socket stays open in the browser's eyes but nothing it receives arrives
+    # (stopped before any of the page's own handlers sees it: htmx-ws's swap and the feed's).
+    page.evaluate(
+        """() => { window.__asleep = true;
+             window.addEventListener("htmx:wsBeforeMessage", (e) => {
+               if (window.__asleep) { e.preventDefault(); e.stopPropagation(); } }, true); }"""
+    )
+    asker = context.new_page()
+    try:
+        open_run(asker, feed_run)
+        expect_state(asker, "idle")
+        send(asker, "FEED-SLEEP-c42 please")
+        expect(asker.locator("#dialog form.dialog-question")).to_be_visible()
+        assert row.locator(".badge").inner_text() == "idle"  # the sleeping list missed it
+        opens = page.evaluate("window.__ws.opens")
+        # Woken: the page drops the socket it holds, reconnects, and the feed's snapshot
+        # disagrees with the row, so the list is drawn again.
+        page.evaluate("() => { window.__asleep = false; window.dispatchEvent(new Event('online')); }")
+        page.wait_for_function(f"() => window.__ws.opens > {opens}")
+        expect(row.locator(".badge")).to_have_text("question")
+        expect(row.locator(".waiting")).to_have_text("waiting for: Which fruit while asleep?")
+        expect(page).to_have_title("(1) Runs · lab")
+        form = asker.locator("#dialog form.dialog-question")
+        form.locator("label.option", has_text="Red").locator("input").check()
+        form.get_by_role("button", name="Answer", exact=True).click()
+        expect_state(asker, "idle")
+    finally:
+        asker.close()
+    expect(row.locator(".badge")).to_have_text("idle")
+    expect(page).to_have_title("Runs · lab")
+
+
+def run_id(run: RunPage) -> str:
+    return run.url.rstrip("/").rsplit("/", 1)[-1]
