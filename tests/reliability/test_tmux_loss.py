@@ -68,14 +68,14 @@ async def test_a_killed_tmux_server_shows_ended_and_refuses_replies(run, operato
     assert fake_provider.sent == []
 
 
-@pytest.mark.django_db
+@pytest.mark.django_db(transaction=True)  # the reply's service runs in a thread of its own
 def test_a_reply_to_a_run_whose_tmux_died_unwatched_is_refused(authed_client, run, fake_provider):
     Tmux(run.tmux_socket).kill_server()
     assert authed_client.post(f"/runs/{run.pk}/reply/", {"text": "anyone?"}).status_code == 409
     assert fake_provider.sent == []
 
 
-@pytest.mark.django_db
+@pytest.mark.django_db(transaction=True)  # the reply's service runs in a thread of its own
 def test_a_same_named_session_after_a_tmux_restart_never_gets_the_runs_reply(
     authed_client, run, fake_provider, tmp_path
 ):
