@@ -13,7 +13,7 @@ import time
 from providers.bounded import put_bounded
 from providers.claude_code.livesignals import SpoolView, event_time_ns, fold, sweepable
 from providers.claude_code.reading import Reading
-from providers.claude_code.spool import spool_events, spool_signature
+from providers.claude_code.spool import SpoolSignature, spool_events, spool_signature
 from providers.schema import Dialog, DialogKind, RunHandle, RunState
 
 MAX_VIEWS = 256  # cached spool views, one per run
@@ -28,7 +28,7 @@ class Signals(Reading):
         super().__init__()
         self._signals_guard = threading.Lock()
         # spool dir → (its signature, the tool_use_ids the transcript showed answered, the view)
-        self._views: dict[str, tuple[tuple[int, int], frozenset[str], SpoolView]] = {}
+        self._views: dict[str, tuple[SpoolSignature, frozenset[str], SpoolView]] = {}
         self._started: dict[str, None] = {}  # spool dirs with a SessionStart
 
     def spool_view(self, run: RunHandle) -> SpoolView:

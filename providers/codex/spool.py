@@ -52,13 +52,22 @@ def spool_events(spool_dir: str) -> list[dict[str, Any]]:
     return events
 
 
-def spool_signature(spool_dir: str) -> tuple[int, int]:
-    """Cheap change signature: the directory's mtime and entry count, no file read."""
+# The spool directory's mtime and its entries' names (spool_signature).
+SpoolSignature = tuple[int, tuple[str, ...]]
+
+
+def spool_signature(spool_dir: str) -> SpoolSignature:
+    """Cheap change signature: the directory's mtime and its entries' names, no file read.
+
+    Names, not a count: the hook creates a temp file and renames it, and a watcher woken by the
+    create can list the directory between the two. Both steps can fall in one tick of the
+    filesystem's coarse clock, so the mtime and the entry count alone would not change on the
+    rename and the cached view would miss the payload until the next hook."""
     try:
         st = os.stat(spool_dir)
-        return st.st_mtime_ns, len(os.listdir(spool_dir))
+        return st.st_mtime_ns, tuple(sorted(os.listdir(spool_dir)))
     except FileNotFoundError:
-        return (0, 0)
+        return (0, ())
 
 
 def event_time_ns(name: str) -> int:

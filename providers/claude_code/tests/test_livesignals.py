@@ -286,6 +286,24 @@ def test_the_view_is_cached_on_the_spool_signature(provider, spool, monkeypatch)
     assert calls == []
 
 
+def test_a_payload_renamed_in_within_the_same_clock_tick_is_seen(provider, spool):
+    """The hook writes `.<name>.tmp` and renames it to `<name>`; a watcher woken by the create
+    may look in between. When the rename falls in the same tick of the filesystem's coarse
+    clock the directory's mtime and entry count do not change: the view must still see it."""
+    h = handle_for(spool)
+    spool.write(session_start(), prompt())
+    spool.t += 10_000_000
+    name = f"{spool.t:020d}-4242.json"
+    tmp = spool.path / f".{name}.tmp"
+    tmp.write_text(json.dumps(ASK))
+    assert provider.pending_dialog(h) is None  # looked while only the temp file was there
+    before = os.stat(spool.path).st_mtime_ns
+    tmp.rename(spool.path / name)
+    os.utime(spool.path, ns=(before, before))  # the rename in the same coarse tick
+    dialog = provider.pending_dialog(h)
+    assert dialog is not None and dialog.tool_use_id == "toolu_ask"
+
+
 def test_a_transcript_tool_result_reconciles_the_spool(provider, spool, tmp_path):
     """A decline gets no closing hook, only a tool_result in the transcript. pending_dialog
     finds it by itself: no read_transcript has to come first (nothing here calls it)."""

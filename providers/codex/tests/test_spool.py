@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 from providers.codex.dialogs import OPTIONS
-from providers.codex.spool import current_identity, fold, spool_events, write_clear_marker
+from providers.codex.spool import current_identity, fold, spool_events, spool_signature, write_clear_marker
 from providers.schema import DialogKind
 
 PRE = {"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "touch x"}}
@@ -73,3 +73,17 @@ def test_the_identity_is_the_newest_session_start_or_clear_marker(tmp_path: Path
     )
     # A path the provider does not accept (outside its sessions dir) is never an identity.
     assert current_identity(str(spool), spool_events(str(spool)), valid=lambda p: False).path == marker
+
+
+def test_the_signature_changes_when_a_payload_is_renamed_in_within_one_clock_tick(tmp_path):
+    # The hook writes `.<name>.tmp` then renames it; both can fall in one tick of the
+    # filesystem's coarse clock, leaving the directory's mtime and entry count as they were.
+    spool = tmp_path / "spool"
+    spool.mkdir()
+    tmp = spool / ".00000000000000000001-1.json.tmp"
+    tmp.write_text("{}")
+    before = spool_signature(str(spool))
+    mtime = os.stat(spool).st_mtime_ns
+    tmp.rename(spool / "00000000000000000001-1.json")
+    os.utime(spool, ns=(mtime, mtime))
+    assert spool_signature(str(spool)) != before
