@@ -29,7 +29,9 @@ $(PYDEPS):
 	$(PY) -m pip install -q -r requirements-dev.txt
 	@rm -f $(VENV)/.deps-* && touch $@
 
+# npm ci first empties node_modules: through a symlink it would empty another checkout's.
 $(NPMDEPS): package.json
+	@if [ -L node_modules ]; then echo "node_modules is a symlink ($$(readlink node_modules)); npm ci would empty what it points to. Replace it with a directory of its own." >&2; exit 1; fi
 	npm ci --no-audit --no-fund --loglevel=error
 	@rm -f node_modules/.deps-* && touch $@
 
