@@ -125,3 +125,51 @@ def test_a_commit_codex_runs_goes_through_the_guard(rig, settings):
     done = outputs[escalated["call_id"]]
     assert f"{REFUSED}:\n  AGENTS.md\n" in done and "refused=1" in done, done
     assert "committed=0" in done, done
+
+
+GUARD_NAMES = ("GIT_CONFIG_COUNT", "GIT_CONFIG_KEY_0", "GIT_CONFIG_VALUE_0", "LAB_GUARD_SEEDED")
+
+
+def _shell_env(rig, token: str, branch: str) -> dict[str, str]:
+    """Start a run, have Codex's sandboxed shell print its environment, return it."""
+    rig.model.script.add(when(token, exec_command("env"), text(f"{token} done.")))
+    run = _start(rig, branch)
+    run.provider.reply(run.handle, f"{token} go")
+    run.wait(lambda r: r.answered(f"{token} done."), timeout=90, what="the env command's turn")
+    [output] = _outputs(run).values()
+    body = output.split("Output:\n", 1)[-1]
+    return dict(line.split("=", 1) for line in body.splitlines() if "=" in line)
+
+
+@pytest.mark.parametrize(
+    ("policy", "setting"),
+    [
+        ('inherit = "core"', "inherit"),
+        ("ignore_default_excludes = false", "ignore_default_excludes"),
+        ('exclude = ["GIT_*"]', "exclude"),
+    ],
+)
+def test_a_shell_policy_that_drops_the_guard_refuses_the_run(rig, monkeypatch, policy, setting):
+    """An operator's `[shell_environment_policy]` can keep the guard from Codex's shell (the
+    control half: the binary really drops it), so the adapter refuses to spawn under it."""
+    from providers.codex import provider as codex_provider
+    from providers.errors import SpawnFailed
+
+    config = rig.codex_home / "config.toml"
+    config.write_text(config.read_text() + f"\n[shell_environment_policy]\n{policy}\n")
+    with pytest.raises(
+        SpawnFailed, match=rf"shell_environment_policy\.{setting}.*commit guard would not apply"
+    ):
+        _start(rig, "guard-refused")
+
+    monkeypatch.setattr(codex_provider, "shell_policy_drops", lambda home, names: ([], ""))
+    env = _shell_env(rig, "TOKEN-POLICY", "guard-unchecked")
+    assert set(GUARD_NAMES) - set(env), f"Codex kept every guard variable under {policy!r}: {sorted(env)}"
+
+
+def test_a_shell_policy_that_keeps_the_guard_lets_the_run_start(rig, settings):
+    config = rig.codex_home / "config.toml"
+    config.write_text(config.read_text() + '\n[shell_environment_policy]\nexclude = ["AWS_*"]\n')
+    env = _shell_env(rig, "TOKEN-KEPT", "guard-kept")
+    assert set(GUARD_NAMES) <= set(env)
+    assert env["GIT_CONFIG_VALUE_0"] == str(Path(settings.DATA_DIR) / "git-hooks")
