@@ -23,7 +23,7 @@ from providers.base import AgentProvider
 from providers.codex import transcript
 from providers.codex.commands import CLEAR, command_catalog
 from providers.codex.dialogs import DENY, choice_for
-from providers.codex.seed import SEED_META, SPOOL_ENV, install_hooks, trust_project
+from providers.codex.seed import SEED_META, SPOOL_ENV, install_hooks, shell_policy_drops, trust_project
 from providers.codex.spool import (
     SpoolView,
     current_identity,
@@ -201,6 +201,16 @@ class CodexProvider(AgentProvider):
             install_hooks(self.codex_home())
         except OSError as exc:
             raise SpawnFailed(f"lab could not prepare Codex's config: {exc.strerror}") from None
+        # §13: what lab puts in the run's environment (the commit guard) must reach the agent's
+        # shell; an operator's shell_environment_policy that drops it would let the agent commit
+        # unguarded (or break every git it runs), so that run does not start.
+        dropped, setting = shell_policy_drops(self.codex_home(), [name for name, _ in run.env])
+        if dropped:
+            raise SpawnFailed(
+                f"Codex's {setting} in {self.codex_home() / 'config.toml'} keeps "
+                f"{', '.join(dropped)} from the agent's shell: lab's commit guard would not apply. "
+                "Let these names through (or remove the setting) to start Codex runs."
+            )
         env = {**self.agent_env(), **dict(run.env), SPOOL_ENV: run.spool_dir}
         Tmux(run.tmux_socket).new_session(
             run.tmux_session,

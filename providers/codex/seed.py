@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import fnmatch
 import hashlib
 import json
 import os
 import shlex
 import sys
 import tomllib
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -72,6 +73,51 @@ def config_lock(codex_home: Path) -> Iterator[None]:
         yield
     finally:
         os.close(fd)
+
+
+# compat §14: what 0.171.0's `[shell_environment_policy]` does to the environment of an
+# `exec_command` shell. `inherit = "core"` keeps only these names; `ignore_default_excludes`
+# defaults to true (a `*KEY*` name reaches the shell), false drops these patterns. Patterns are
+# globs matched without regard to case.
+SHELL_CORE_VARS = frozenset({"HOME", "LOGNAME", "PATH", "SHELL", "USER", "USERNAME", "TMPDIR", "TEMP", "TMP"})
+SHELL_DEFAULT_EXCLUDES = ("*KEY*", "*SECRET*", "*TOKEN*")
+
+
+def _matches(name: str, patterns: list[Any]) -> bool:
+    return any(isinstance(p, str) and fnmatch.fnmatchcase(name.upper(), p.upper()) for p in patterns)
+
+
+def shell_policy_drops(codex_home: Path, names: Iterable[str]) -> tuple[list[str], str]:
+    """The names of `names` that the operator's `[shell_environment_policy]` in config.toml keeps
+    from (or overrides in) the agent's shell, and the setting that does it. ([], "") when every
+    one reaches it, which is the case with no policy at all (compat §14)."""
+    try:
+        config = tomllib.loads(_read(codex_home / CONFIG))
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigRefused(f"{codex_home / CONFIG} is not TOML: {exc}") from None
+    policy = config.get("shell_environment_policy", {})
+    if not isinstance(policy, dict):
+        return sorted(names), "shell_environment_policy (not a table)"
+    rules: list[tuple[str, Any]] = []
+    inherit = policy.get("inherit", "all")
+    if inherit != "all":
+        rules.append((f"inherit = {inherit!r}", lambda n: inherit != "core" or n not in SHELL_CORE_VARS))
+    if policy.get("ignore_default_excludes", True) is not True:
+        rules.append(("ignore_default_excludes = false", lambda n: _matches(n, list(SHELL_DEFAULT_EXCLUDES))))
+    exclude = policy.get("exclude", [])
+    rules.append(("exclude", lambda n: _matches(n, exclude if isinstance(exclude, list) else ["*"])))
+    overrides = policy.get("set", {})
+    rules.append(("set", lambda n: not isinstance(overrides, dict) or n in overrides))
+    include_only = policy.get("include_only", [])
+    if include_only:
+        only = include_only if isinstance(include_only, list) else []
+        rules.append(("include_only", lambda n: not _matches(n, only)))
+    wanted = sorted(names)
+    for setting, drops in rules:
+        dropped = [n for n in wanted if drops(n)]
+        if dropped:
+            return dropped, f"shell_environment_policy.{setting}"
+    return [], ""
 
 
 def snake(event: str) -> str:

@@ -72,3 +72,39 @@ def test_a_symlinked_config_is_refused(tmp_path: Path):
     (codex_home / "config.toml").symlink_to(tmp_path / "elsewhere.toml")
     with pytest.raises(ConfigRefused):
         trust_project(codex_home, tmp_path)
+
+
+GUARD_NAMES = ["GIT_CONFIG_COUNT", "GIT_CONFIG_KEY_0", "GIT_CONFIG_VALUE_0", "LAB_GUARD_SEEDED"]
+
+
+@pytest.mark.parametrize(
+    ("policy", "dropped", "setting"),
+    [
+        ("", [], ""),
+        ('[shell_environment_policy]\nexclude = ["AWS_*"]\n', [], ""),
+        ("[shell_environment_policy]\nignore_default_excludes = true\n", [], ""),
+        ('[shell_environment_policy]\ninclude_only = ["GIT_*", "lab_*"]\n', [], ""),
+        ('[shell_environment_policy]\ninherit = "core"\n', sorted(GUARD_NAMES), "inherit = 'core'"),
+        ('[shell_environment_policy]\ninherit = "none"\n', sorted(GUARD_NAMES), "inherit = 'none'"),
+        (
+            "[shell_environment_policy]\nignore_default_excludes = false\n",
+            ["GIT_CONFIG_KEY_0"],
+            "ignore_default_excludes = false",
+        ),
+        ('[shell_environment_policy]\nexclude = ["git_*"]\n', sorted(GUARD_NAMES[:3]), "exclude"),
+        ('[shell_environment_policy]\nset = { GIT_CONFIG_COUNT = "0" }\n', ["GIT_CONFIG_COUNT"], "set"),
+        ('[shell_environment_policy]\ninclude_only = ["PATH"]\n', sorted(GUARD_NAMES), "include_only"),
+    ],
+)
+def test_shell_policy_drops_names_as_codex_would(tmp_path: Path, policy, dropped, setting):
+    # compat/codex/COMPAT.md §14; the refusing cases are checked against the binary in
+    # compat/codex/tests/test_live_commit_guard.py.
+    (tmp_path / "config.toml").write_text('model = "m"\n\n' + policy)
+    assert seed.shell_policy_drops(tmp_path, GUARD_NAMES) == (
+        dropped,
+        f"shell_environment_policy.{setting}" if setting else "",
+    )
+
+
+def test_shell_policy_with_no_config_drops_nothing(tmp_path: Path):
+    assert seed.shell_policy_drops(tmp_path / "missing", GUARD_NAMES) == ([], "")
