@@ -28,20 +28,17 @@ CLI: ``python -m compat.claude_code.scripted_model --port 8787 --script demo`` (
 
 from __future__ import annotations
 
-import argparse
-import collections
 import itertools
 import json
 import re
-import sys
-import threading
-import time
 import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import urlsplit
+
+from compat import scripted
+from compat.scripted import Rule, chunks, when
 
 __all__ = [
     "Rule",
@@ -212,28 +209,6 @@ def plan_turns(plan_text: str, *, write_file: bool = True, after: str = "Plan ap
     return turns
 
 
-@dataclass
-class Rule:
-    pattern: str | re.Pattern[str]
-    turns: list[Turn]
-    once: bool = False
-    used: int = 0
-
-    def matches(self, prompt: str) -> bool:
-        if self.once and self.used:
-            return False
-        if isinstance(self.pattern, re.Pattern):
-            return bool(self.pattern.search(prompt))
-        return self.pattern in prompt
-
-
-def when(pattern: str | re.Pattern[str], *turns: Turn | list[Turn], once: bool = False) -> Rule:
-    flat: list[Turn] = []
-    for t in turns:
-        flat.extend(t if isinstance(t, list) else [t])
-    return Rule(pattern=pattern, turns=flat, once=once)
-
-
 # --------------------------------------------------------------------------------------------
 # Request classification
 
@@ -323,8 +298,8 @@ def is_conversation_request(body: dict[str, Any]) -> bool:
 # Script
 
 
-class Script:
-    """Ordered turns + prompt-matched rules + default text. Thread-safe.
+class Script(scripted.Script[Turn]):
+    """Ordered turns + prompt-matched rules + default text (:class:`compat.scripted.Script`).
 
     ``Script(text("a"), tool_use(...), when("ASK1", ...), default="ok")``: positional Turns
     (or lists of Turns) go to the ordered queue, Rules to the rule list.
@@ -333,61 +308,35 @@ class Script:
 
     def __init__(
         self,
-        *items: Turn | Rule | list[Turn],
+        *items: Turn | Rule[Turn] | list[Turn],
         default: str = "ok",
         reply: Callable[[dict[str, Any]], Turn] | None = None,
         agents: dict[str, list[Turn]] | None = None,
         on_notification: Turn | None = None,
     ) -> None:
-        self._lock = threading.Lock()
-        self.queue: collections.deque[Turn] = collections.deque()
-        self.rules: list[Rule] = []
-        self.continuation: collections.deque[Turn] = collections.deque()
-        self.default = default
-        self.reply = reply
+        super().__init__(*items, default=default, reply=reply)
         # A subagent's requests (its first user message holds the marker) take its own turns,
         # one per tool_result it has so far, so they never touch the main conversation's queue.
         self.agents = dict(agents or {})
         self.on_notification = on_notification
-        for item in items:
-            self.add(item)
 
-    def add(self, *items: Turn | Rule | list[Turn]) -> Script:
-        with self._lock:
-            for item in items:
-                if isinstance(item, Rule):
-                    self.rules.append(item)
-                elif isinstance(item, list):
-                    self.queue.extend(item)
-                else:
-                    self.queue.append(item)
-        return self
+    def prompt(self, body: dict[str, Any]) -> str:
+        return last_human_text(body)
 
-    def next_turn(self, body: dict[str, Any]) -> Turn:
+    def continues(self, body: dict[str, Any]) -> bool:
+        return has_tool_result(body)
+
+    def text_turn(self, s: str) -> Turn:
+        return text(s)
+
+    def answer_first(self, body: dict[str, Any]) -> Turn | None:
         marker = agent_marker(body, self.agents)
         if marker is not None:
             turns = self.agents[marker]
             return turns[min(tool_result_count(body), len(turns) - 1)]
         if self.on_notification is not None and is_notification_request(body):
             return self.on_notification
-        prompt = last_human_text(body)
-        with self._lock:
-            if prompt:
-                # a new human prompt (possibly merged after a declined tool_result)
-                for rule in self.rules:
-                    if rule.matches(prompt):
-                        rule.used += 1
-                        self.continuation = collections.deque(rule.turns[1:])
-                        return rule.turns[0] if rule.turns else text(self.default)
-                if not has_tool_result(body):
-                    self.continuation.clear()
-            if self.continuation and has_tool_result(body):
-                return self.continuation.popleft()
-            if self.queue:
-                return self.queue.popleft()
-        if self.reply is not None:
-            return self.reply(body)
-        return text(self.default)
+        return None
 
 
 def demo_script() -> Script:
@@ -416,13 +365,6 @@ def _sse(event: str, data: dict[str, Any]) -> bytes:
     return f"event: {event}\ndata: {json.dumps(data)}\n\n".encode()
 
 
-def _chunks(s: str, n: int) -> list[str]:
-    """Split s into about n pieces on word boundaries (at least 1)."""
-    words = re.findall(r"\S+\s*|\s+", s) or [s]
-    size = max(1, -(-len(words) // n))
-    return ["".join(words[i : i + size]) for i in range(0, len(words), size)]
-
-
 def _fill_schema(schema: dict[str, Any]) -> Any:
     """A minimal value satisfying a (simple) JSON schema."""
     t = schema.get("type")
@@ -448,41 +390,11 @@ def _side_reply(body: dict[str, Any], default: str) -> str:
     return default
 
 
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    server: _Server
-
-    def log_message(self, format: str, *args: Any) -> None:
-        if self.server.model.verbose:
-            sys.stderr.write("scripted_model: " + (format % args) + "\n")
-
-    # -- plumbing
-    def _read_body(self) -> tuple[bytes, Any]:
-        n = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(n) if n else b""
-        try:
-            return raw, json.loads(raw) if raw else None
-        except ValueError:
-            return raw, None
-
-    def _json(self, obj: Any, status: int = 200) -> None:
-        data = json.dumps(obj).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
+class _Handler(scripted.ScriptedHandler):
+    def extra_headers(self) -> None:
         self.send_header("request-id", "req_" + uuid.uuid4().hex[:24])
-        self.end_headers()
-        self.wfile.write(data)
 
-    def _handle(self) -> None:
-        _raw, body = self._read_body()
-        entry = self.server.model._log(self.command, self.path, body, dict(self.headers))
-        try:
-            self._route(body, entry)
-        finally:
-            self.server.model._write_log(entry)
-
-    def _route(self, body: Any, entry: dict[str, Any]) -> None:
+    def route(self, body: Any, entry: dict[str, Any]) -> None:
         path = urlsplit(self.path).path
         if self.command == "POST" and path.endswith("/v1/messages/count_tokens"):
             entry["kind"] = "count_tokens"
@@ -493,8 +405,6 @@ class _Handler(BaseHTTPRequestHandler):
             return
         entry["kind"] = "other"
         self._json({})
-
-    do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _handle
 
     def do_HEAD(self) -> None:
         self.server.model._write_log(self.server.model._log("HEAD", self.path, None, dict(self.headers)))
@@ -550,15 +460,7 @@ class _Handler(BaseHTTPRequestHandler):
                 }
             )
             return
-        self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream")
-        self.send_header("Cache-Control", "no-cache")
-        self.send_header("Connection", "close")
-        self.send_header("request-id", "req_" + uuid.uuid4().hex[:24])
-        self.end_headers()
-        self.close_connection = True
-        w = self.wfile
-        try:
+        with self.streaming(entry) as w:
             w.write(
                 _sse(
                     "message_start",
@@ -581,11 +483,11 @@ class _Handler(BaseHTTPRequestHandler):
             for i, b in enumerate(blocks):
                 if b["type"] == "text":
                     start = {"type": "text", "text": ""}
-                    pieces = re.findall(r"\S+\s*", b["text"]) if turn.delay_s else _chunks(b["text"], 3)
+                    pieces = re.findall(r"\S+\s*", b["text"]) if turn.delay_s else chunks(b["text"], 3)
                     deltas = [{"type": "text_delta", "text": p} for p in pieces]
                 elif b["type"] == "thinking":
                     start = {"type": "thinking", "thinking": "", "signature": ""}
-                    deltas = [{"type": "thinking_delta", "thinking": p} for p in _chunks(b["thinking"], 3)]
+                    deltas = [{"type": "thinking_delta", "thinking": p} for p in chunks(b["thinking"], 3)]
                     deltas.append({"type": "signature_delta", "signature": b["signature"]})
                 else:
                     start = {"type": "tool_use", "id": b["id"], "name": b["name"], "input": {}}
@@ -601,8 +503,7 @@ class _Handler(BaseHTTPRequestHandler):
                     )
                 )
                 for d in deltas:
-                    if turn.delay_s and model._stopping.wait(turn.delay_s):
-                        raise ConnectionAbortedError("server stopping")
+                    model.pause(turn.delay_s)
                     w.write(
                         _sse(
                             "content_block_delta",
@@ -624,20 +525,13 @@ class _Handler(BaseHTTPRequestHandler):
             )
             w.write(_sse("message_stop", {"type": "message_stop"}))
             w.flush()
-            entry["completed"] = True
-        except (BrokenPipeError, ConnectionResetError, ConnectionAbortedError):
-            entry["client_disconnected"] = True
-            model._note_event("client_disconnected", entry["n"])
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True
-    model: ScriptedModel
-
-
-class ScriptedModel:
+class ScriptedModel(scripted.ScriptedModel[Script]):
     """``ScriptedModel(script).start()`` -> ``.url``, ``.port``, ``.requests``, ``.stop()``."""
+
+    handler = _Handler
+    keep_headers = ("anthropic", "user-agent", "x-")
 
     def __init__(
         self,
@@ -650,137 +544,26 @@ class ScriptedModel:
         compact_summary: str = "The user greeted the assistant and it answered.",
         verbose: bool = False,
     ) -> None:
-        self.script = script if script is not None else Script()
-        self.host, self._port = host, port
-        self.log_path = log_path
-        self.side_text = side_text
-        self.compact_summary = compact_summary
-        self.verbose = verbose
-        self._lock = threading.Lock()
-        self._cond = threading.Condition(self._lock)
-        self._requests: list[dict[str, Any]] = []
-        self._counter = itertools.count(1)
-        self._stopping = threading.Event()
-        self._httpd: _Server | None = None
-        self._thread: threading.Thread | None = None
-
-    # -- lifecycle
-    def start(self) -> ScriptedModel:
-        httpd = _Server((self.host, self._port), _Handler)
-        httpd.model = self
-        self._httpd = httpd
-        self._thread = threading.Thread(target=httpd.serve_forever, name="scripted-model", daemon=True)
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._stopping.set()
-        if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
-            self._httpd = None
-
-    def __enter__(self) -> ScriptedModel:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    @property
-    def port(self) -> int:
-        assert self._httpd is not None, "not started"
-        return self._httpd.server_address[1]
-
-    @property
-    def url(self) -> str:
-        return f"http://{self.host}:{self.port}"
-
-    # -- log
-    def _log(self, method: str, path: str, body: Any, headers: dict[str, str]) -> dict[str, Any]:
-        entry = {
-            "n": next(self._counter),
-            "ts": time.time(),
-            "method": method,
-            "path": path,
-            "body": body,
-            "headers": {
-                k.lower(): v
-                for k, v in headers.items()
-                if k.lower().startswith(("anthropic", "user-agent", "x-"))
-            },
-            "kind": "?",
-        }
-        with self._cond:
-            self._requests.append(entry)
-            self._cond.notify_all()
-        return entry
-
-    def _write_log(self, entry: dict[str, Any]) -> None:
-        """Append the finished entry (with its kind/reply) to the JSONL log, if any."""
-        if self.log_path:
-            with self._lock, open(self.log_path, "a") as f:
-                f.write(json.dumps(entry) + "\n")
-
-    def _bump(self, entry: dict[str, Any], key: str) -> None:
-        with self._cond:
-            entry[key] = entry.get(key, 0) + 1
-            self._cond.notify_all()
-
-    def wait_streaming(self, min_deltas: int = 3, timeout: float = 30.0) -> dict[str, Any]:
-        """Wait until some turn response has streamed ``min_deltas`` deltas (and is not done)."""
-        return self.wait_for_request(
-            lambda r: r.get("kind") == "turn" and r.get("deltas_sent", 0) >= min_deltas, timeout
+        super().__init__(
+            script if script is not None else Script(),
+            host=host,
+            port=port,
+            log_path=log_path,
+            side_text=side_text,
+            verbose=verbose,
         )
-
-    def _note_event(self, name: str, n: int) -> None:
-        with self._cond:
-            self._requests.append(
-                {"n": next(self._counter), "ts": time.time(), "event": name, "of": n, "kind": "event"}
-            )
-            self._cond.notify_all()
-
-    @property
-    def requests(self) -> list[dict[str, Any]]:
-        with self._lock:
-            return list(self._requests)
-
-    def turn_requests(self) -> list[dict[str, Any]]:
-        return [r for r in self.requests if r.get("kind") == "turn"]
-
-    def wait_for_request(
-        self, pred: Callable[[dict[str, Any]], bool], timeout: float = 30.0
-    ) -> dict[str, Any]:
-        deadline = time.monotonic() + timeout
-        with self._cond:
-            while True:
-                for r in self._requests:
-                    if pred(r):
-                        return r
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise TimeoutError("no matching request")
-                self._cond.wait(left)
+        self.compact_summary = compact_summary
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m compat.claude_code.scripted_model")
-    p.add_argument("--host", default="127.0.0.1")
-    p.add_argument("--port", type=int, default=8787)
-    p.add_argument("--script", default="demo", choices=sorted(SCRIPTS))
-    p.add_argument("--log", default=None, help="append every request as JSONL to this file")
-    p.add_argument("-v", "--verbose", action="store_true")
-    a = p.parse_args(argv)
-    m = ScriptedModel(
-        SCRIPTS[a.script](), host=a.host, port=a.port, log_path=a.log, verbose=a.verbose
-    ).start()
-    print(f"scripted model ({a.script}) on {m.url}  — ANTHROPIC_BASE_URL={m.url}", flush=True)
-    try:
-        threading.Event().wait()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        m.stop()
-    return 0
+    return scripted.serve(
+        argv,
+        prog="python -m compat.claude_code.scripted_model",
+        port=8787,
+        scripts=SCRIPTS,
+        model=ScriptedModel,
+        banner=lambda script, url: f"scripted model ({script}) on {url}  — ANTHROPIC_BASE_URL={url}",
+    )
 
 
 if __name__ == "__main__":

@@ -30,20 +30,16 @@ CLI: ``python -m compat.codex.scripted_model --port 8788 --script demo`` (the de
 
 from __future__ import annotations
 
-import argparse
-import collections
 import itertools
 import json
-import re
-import sys
-import threading
-import time
 import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import urlsplit
+
+from compat import scripted
+from compat.scripted import Rule, chunks, when, words
 
 __all__ = [
     "TITLE_ASK",
@@ -166,28 +162,6 @@ def api_error(status: int = 500, message: str = "scripted failure") -> Turn:
     return Turn(error=(status, message), label=f"error:{status}")
 
 
-@dataclass
-class Rule:
-    pattern: str | re.Pattern[str]
-    turns: list[Turn]
-    once: bool = False
-    used: int = 0
-
-    def matches(self, prompt: str) -> bool:
-        if self.once and self.used:
-            return False
-        if isinstance(self.pattern, re.Pattern):
-            return bool(self.pattern.search(prompt))
-        return self.pattern in prompt
-
-
-def when(pattern: str | re.Pattern[str], *turns: Turn | list[Turn], once: bool = False) -> Rule:
-    flat: list[Turn] = []
-    for t in turns:
-        flat.extend(t if isinstance(t, list) else [t])
-    return Rule(pattern=pattern, turns=flat, once=once)
-
-
 # --------------------------------------------------------------------------------------------
 # Request reading
 
@@ -254,56 +228,21 @@ def is_conversation_request(body: dict[str, Any]) -> bool:
 # Script
 
 
-class Script:
-    """Ordered turns + prompt-matched rules + default text. Thread-safe.
+class Script(scripted.Script[Turn]):
+    """Ordered turns + prompt-matched rules + default text (:class:`compat.scripted.Script`).
 
     ``Script(text("a"), exec_command(...), when("TOKEN1", ...), default="ok")``: positional Turns
     (or lists of Turns) go to the ordered queue, Rules to the rule list.
     """
 
-    def __init__(
-        self,
-        *items: Turn | Rule | list[Turn],
-        default: str = "ok",
-        reply: Callable[[dict[str, Any]], Turn] | None = None,
-    ) -> None:
-        self._lock = threading.Lock()
-        self.queue: collections.deque[Turn] = collections.deque()
-        self.rules: list[Rule] = []
-        self.continuation: collections.deque[Turn] = collections.deque()
-        self.default = default
-        self.reply = reply
-        for item in items:
-            self.add(item)
+    def prompt(self, body: dict[str, Any]) -> str:
+        return last_human_text(body)
 
-    def add(self, *items: Turn | Rule | list[Turn]) -> Script:
-        with self._lock:
-            for item in items:
-                if isinstance(item, Rule):
-                    self.rules.append(item)
-                elif isinstance(item, list):
-                    self.queue.extend(item)
-                else:
-                    self.queue.append(item)
-        return self
+    def continues(self, body: dict[str, Any]) -> bool:
+        return has_function_call_output(body)
 
-    def next_turn(self, body: dict[str, Any]) -> Turn:
-        prompt = last_human_text(body)
-        with self._lock:
-            if prompt:
-                for rule in self.rules:
-                    if rule.matches(prompt):
-                        rule.used += 1
-                        self.continuation = collections.deque(rule.turns[1:])
-                        return rule.turns[0] if rule.turns else text(self.default)
-                self.continuation.clear()
-            elif self.continuation and has_function_call_output(body):
-                return self.continuation.popleft()
-            if self.queue:
-                return self.queue.popleft()
-        if self.reply is not None:
-            return self.reply(body)
-        return text(self.default)
+    def text_turn(self, s: str) -> Turn:
+        return text(s)
 
 
 def demo_script() -> Script:
@@ -334,11 +273,7 @@ def _sse(data: dict[str, Any]) -> bytes:
 
 def _pieces(s: str, slow: bool) -> list[str]:
     """One piece per word when slow, else about three pieces (at least one)."""
-    words = re.findall(r"\S+\s*|\s+", s) or [s]
-    if slow:
-        return words
-    size = max(1, -(-len(words) // 3))
-    return ["".join(words[i : i + size]) for i in range(0, len(words), size)]
+    return words(s) if slow else chunks(s, 3)
 
 
 def _usage() -> dict[str, Any]:
@@ -379,45 +314,14 @@ def _output_items(turn: Turn) -> list[dict[str, Any]]:
     return out
 
 
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    server: _Server
-
-    def log_message(self, format: str, *args: Any) -> None:
-        if self.server.model.verbose:
-            sys.stderr.write("codex scripted_model: " + (format % args) + "\n")
-
-    def _read_body(self) -> Any:
-        n = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(n) if n else b""
-        try:
-            return json.loads(raw) if raw else None
-        except ValueError:
-            return None
-
-    def _json(self, obj: Any, status: int = 200) -> None:
-        data = json.dumps(obj).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def _handle(self) -> None:
-        body = self._read_body()
-        model = self.server.model
-        entry = model._log(self.command, self.path, body, dict(self.headers))
-        try:
-            path = urlsplit(self.path).path
-            if self.command == "POST" and path.endswith("/responses") and isinstance(body, dict):
-                self._responses(body, entry)
-            else:
-                entry["kind"] = "other"
-                self._json({})
-        finally:
-            model._write_log(entry)
-
-    do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _handle
+class _Handler(scripted.ScriptedHandler):
+    def route(self, body: Any, entry: dict[str, Any]) -> None:
+        path = urlsplit(self.path).path
+        if self.command == "POST" and path.endswith("/responses") and isinstance(body, dict):
+            self._responses(body, entry)
+        else:
+            entry["kind"] = "other"
+            self._json({})
 
     def _responses(self, body: dict[str, Any], entry: dict[str, Any]) -> None:
         model = self.server.model
@@ -440,20 +344,13 @@ class _Handler(BaseHTTPRequestHandler):
         if not body.get("stream"):
             self._json({**base, "status": "completed", "output": items, "usage": _usage()})
             return
-        self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream")
-        self.send_header("Cache-Control", "no-cache")
-        self.send_header("Connection", "close")
-        self.end_headers()
-        self.close_connection = True
-        w = self.wfile
         seq = itertools.count()
+        with self.streaming(entry) as w:
 
-        def send(data: dict[str, Any]) -> None:
-            w.write(_sse({**data, "sequence_number": next(seq)}))
-            w.flush()
+            def send(data: dict[str, Any]) -> None:
+                w.write(_sse({**data, "sequence_number": next(seq)}))
+                w.flush()
 
-        try:
             send({"type": "response.created", "response": {**base, "status": "in_progress", "output": []}})
             for idx, item in enumerate(items):
                 if item["type"] == "message":
@@ -469,8 +366,7 @@ class _Handler(BaseHTTPRequestHandler):
                     ids = {"item_id": item["id"], "output_index": idx, "content_index": 0}
                     send({"type": "response.content_part.added", **ids, "part": part})
                     for piece in _pieces(full, slow=turn.delay_s > 0):
-                        if turn.delay_s and model._stopping.wait(turn.delay_s):
-                            raise ConnectionAbortedError("server stopping")
+                        model.pause(turn.delay_s)
                         send({"type": "response.output_text.delta", **ids, "delta": piece})
                         model._bump(entry, "deltas_sent")
                     send({"type": "response.output_text.done", **ids, "text": full})
@@ -497,21 +393,17 @@ class _Handler(BaseHTTPRequestHandler):
                     "response": {**base, "status": "completed", "output": items, "usage": _usage()},
                 }
             )
-            entry["completed"] = True
-        except (BrokenPipeError, ConnectionResetError, ConnectionAbortedError):
-            entry["client_disconnected"] = True
-            model._note_event("client_disconnected", entry["n"])
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True
-    model: ScriptedModel
-
-
-class ScriptedModel:
+class ScriptedModel(scripted.ScriptedModel[Script]):
     """``ScriptedModel(script).start()`` -> ``.url`` (ends in ``/v1``: a provider's
     ``base_url``), ``.port``, ``.requests``, ``.stop()``."""
+
+    handler = _Handler
+    keep_headers = ("authorization", "session-id", "thread-id", "originator", "user-agent", "x-")
+    url_path = "/v1"
+    thread_name = "codex-scripted-model"
+    log_prefix = "codex scripted_model: "
 
     def __init__(
         self,
@@ -523,107 +415,13 @@ class ScriptedModel:
         side_text: str = "Scripted task title",
         verbose: bool = False,
     ) -> None:
-        self.script = script if script is not None else Script()
-        self.host, self._port = host, port
-        self.log_path = log_path
-        self.side_text = side_text
-        self.verbose = verbose
-        self._lock = threading.Lock()
-        self._cond = threading.Condition(self._lock)
-        self._requests: list[dict[str, Any]] = []
-        self._counter = itertools.count(1)
-        self._stopping = threading.Event()
-        self._httpd: _Server | None = None
-
-    def start(self) -> ScriptedModel:
-        httpd = _Server((self.host, self._port), _Handler)
-        httpd.model = self
-        self._httpd = httpd
-        threading.Thread(target=httpd.serve_forever, name="codex-scripted-model", daemon=True).start()
-        return self
-
-    def stop(self) -> None:
-        self._stopping.set()
-        if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
-            self._httpd = None
-
-    def __enter__(self) -> ScriptedModel:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    @property
-    def port(self) -> int:
-        assert self._httpd is not None, "not started"
-        return self._httpd.server_address[1]
-
-    @property
-    def url(self) -> str:
-        return f"http://{self.host}:{self.port}/v1"
-
-    # -- log
-    def _log(self, method: str, path: str, body: Any, headers: dict[str, str]) -> dict[str, Any]:
-        keep = ("authorization", "session-id", "thread-id", "originator", "user-agent", "x-")
-        entry = {
-            "n": next(self._counter),
-            "ts": time.time(),
-            "method": method,
-            "path": path,
-            "body": body,
-            "headers": {k.lower(): v for k, v in headers.items() if k.lower().startswith(keep)},
-            "kind": "?",
-        }
-        with self._cond:
-            self._requests.append(entry)
-            self._cond.notify_all()
-        return entry
-
-    def _write_log(self, entry: dict[str, Any]) -> None:
-        if self.log_path:
-            with self._lock, open(self.log_path, "a") as f:
-                f.write(json.dumps(entry) + "\n")
-
-    def _bump(self, entry: dict[str, Any], key: str) -> None:
-        with self._cond:
-            entry[key] = entry.get(key, 0) + 1
-            self._cond.notify_all()
-
-    def _note_event(self, name: str, n: int) -> None:
-        with self._cond:
-            self._requests.append(
-                {"n": next(self._counter), "ts": time.time(), "event": name, "of": n, "kind": "event"}
-            )
-            self._cond.notify_all()
-
-    @property
-    def requests(self) -> list[dict[str, Any]]:
-        with self._lock:
-            return list(self._requests)
-
-    def turn_requests(self) -> list[dict[str, Any]]:
-        return [r for r in self.requests if r.get("kind") == "turn"]
-
-    def wait_for_request(
-        self, pred: Callable[[dict[str, Any]], bool], timeout: float = 30.0
-    ) -> dict[str, Any]:
-        deadline = time.monotonic() + timeout
-        with self._cond:
-            while True:
-                for r in self._requests:
-                    if pred(r):
-                        return r
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise TimeoutError("no matching request")
-                self._cond.wait(left)
-
-    def wait_streaming(self, min_deltas: int = 3, timeout: float = 30.0) -> dict[str, Any]:
-        """Wait until some turn response has streamed ``min_deltas`` text deltas."""
-        return self.wait_for_request(
-            lambda r: r.get("kind") == "turn" and r.get("deltas_sent", 0) >= min_deltas, timeout
+        super().__init__(
+            script if script is not None else Script(),
+            host=host,
+            port=port,
+            log_path=log_path,
+            side_text=side_text,
+            verbose=verbose,
         )
 
     def wait_function_output(self, call_id: str | None = None, timeout: float = 30.0) -> dict[str, Any]:
@@ -641,24 +439,14 @@ class ScriptedModel:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m compat.codex.scripted_model")
-    p.add_argument("--host", default="127.0.0.1")
-    p.add_argument("--port", type=int, default=8788)
-    p.add_argument("--script", default="demo", choices=sorted(SCRIPTS))
-    p.add_argument("--log", default=None, help="append every request as JSONL to this file")
-    p.add_argument("-v", "--verbose", action="store_true")
-    a = p.parse_args(argv)
-    m = ScriptedModel(
-        SCRIPTS[a.script](), host=a.host, port=a.port, log_path=a.log, verbose=a.verbose
-    ).start()
-    print(f"codex scripted model ({a.script}) on {m.url} (a provider's base_url)", flush=True)
-    try:
-        threading.Event().wait()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        m.stop()
-    return 0
+    return scripted.serve(
+        argv,
+        prog="python -m compat.codex.scripted_model",
+        port=8788,
+        scripts=SCRIPTS,
+        model=ScriptedModel,
+        banner=lambda script, url: f"codex scripted model ({script}) on {url} (a provider's base_url)",
+    )
 
 
 if __name__ == "__main__":
