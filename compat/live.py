@@ -4,7 +4,7 @@ The harness may read its own probe's pane (``pane()``/``wait_pane()``) to know w
 up or a picker is drawn; production code never does (docs/architecture.md, principle 2).
 
 A provider subclasses LiveTUI in ``compat/<pkg>/live.py``: its ``ready_re`` (what its composer
-footer looks like), the argv it starts with, and where its transcript is written.
+footer looks like), the argv it starts with (``spawn_argv``), and where its transcript is written.
 """
 
 from __future__ import annotations
@@ -20,10 +20,10 @@ import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 
-def _alive(pid: int) -> bool:
+def alive(pid: int) -> bool:
     """True while ``pid`` runs (a zombie counts as gone)."""
     try:
         with open(f"/proc/{pid}/stat") as f:
@@ -37,10 +37,18 @@ class LiveTUIError(RuntimeError):
 
 
 class LiveTUI:
-    """One CLI's TUI in a tmux session on its own socket (``tmux -L labtest-<hex>``)."""
+    """One CLI's TUI in a tmux session on its own socket (``tmux -L <socket_prefix>-<hex>``)."""
 
     # What the pane shows once the composer is up; each provider's subclass sets its own.
     ready_re: re.Pattern[str] = re.compile(r"(?!)")
+    # How long the footer must stand still before wait_ready returns (0: as soon as it shows).
+    ready_settle = 0.0
+    socket_prefix = "labtest"
+    # The tmux server's options (its config file): the pane stays after the CLI exits, so a
+    # test reads why.
+    tmux_options: tuple[str, ...] = ("remain-on-exit on", "history-limit 10000", "focus-events on")
+    # How long kill() waits for the server and the pane to go before it SIGKILLs them.
+    kill_wait = 3.0
 
     def __init__(
         self,
@@ -58,13 +66,15 @@ class LiveTUI:
         self.session_id = session_id or str(uuid.uuid4())
         self.width, self.height = width, height
         self.binary = Path(binary)
-        self.socket = f"labtest-{uuid.uuid4().hex[:10]}"
+        self.socket = f"{self.socket_prefix}-{uuid.uuid4().hex[:10]}"
         self.target = "probe:0.0"
+        self.argv: list[str] = []
         self.started_at: float | None = None
         self.ready_at: float | None = None
         self._conf: str | None = None
         self.server_pid: int | None = None
         self.pane_pid: int | None = None
+        self.socket_path: str | None = None
 
     # -- tmux plumbing
     def tmux(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
@@ -77,12 +87,16 @@ class LiveTUI:
             raise LiveTUIError(f"tmux {' '.join(args)} failed: {cp.stderr.strip()}")
         return cp
 
-    def start(self, *extra: str) -> LiveTUI:
-        """Start ``binary *extra`` in the tmux session (never through a shell)."""
+    def spawn_argv(self, *extra: str) -> list[str]:
+        """The command tmux runs."""
+        return [str(self.binary), *extra]
+
+    def start(self, *extra: str) -> Self:
+        """Start ``spawn_argv(*extra)`` in the tmux session (never through a shell)."""
         fd, self._conf = tempfile.mkstemp(prefix="labtest-tmux-", suffix=".conf")
         with os.fdopen(fd, "w") as f:
-            f.write("set -g remain-on-exit on\nset -g history-limit 10000\nset -g focus-events on\n")
-        argv = [str(self.binary), *extra]
+            f.write("".join(f"set -g {option}\n" for option in self.tmux_options))
+        argv = self.spawn_argv(*extra)
         self.argv = argv
         env_args: list[str] = []
         for k, v in self.env.items():
@@ -104,28 +118,34 @@ class LiveTUI:
             *argv,
         )
         with contextlib.suppress(Exception):
-            info = self.tmux("display-message", "-p", "-t", self.target, "#{pid} #{pane_pid}").stdout.split()
-            self.server_pid, self.pane_pid = int(info[0]), int(info[1])
+            info = self.tmux(
+                "display-message", "-p", "-t", self.target, "#{pid} #{pane_pid} #{socket_path}"
+            ).stdout.split()
+            self.server_pid, self.pane_pid, self.socket_path = int(info[0]), int(info[1]), info[2]
         return self
 
     def kill(self) -> None:
         """Kill this probe's tmux server (and so the CLI). Never raises; falls back to SIGKILL by pid."""
         with contextlib.suppress(Exception):
             self.tmux("kill-server", check=False)
-        deadline = time.monotonic() + 3
+        deadline = time.monotonic() + self.kill_wait
         for pid in (self.server_pid, self.pane_pid):
             if not pid:
                 continue
-            while _alive(pid) and time.monotonic() < deadline:
+            while alive(pid) and time.monotonic() < deadline:
                 time.sleep(0.05)
-            if _alive(pid):
+            if alive(pid):
                 with contextlib.suppress(OSError):
                     os.kill(pid, signal.SIGKILL)
+        # A killed server leaves its socket file behind; one per test adds up.
+        if self.socket_path and not (self.server_pid and alive(self.server_pid)):
+            with contextlib.suppress(OSError):
+                os.unlink(self.socket_path)
         if self._conf:
             with contextlib.suppress(OSError):
                 os.unlink(self._conf)
 
-    def __enter__(self) -> LiveTUI:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -168,7 +188,7 @@ class LiveTUI:
 
     def wait_ready(self, timeout: float = 60.0) -> float:
         """Wait for the composer footer; returns seconds since start."""
-        self.wait_pane(self.ready_re, timeout)
+        self.wait_pane(self.ready_re, timeout, settle=self.ready_settle)
         self.ready_at = time.monotonic()
         return self.ready_at - (self.started_at or self.ready_at)
 

@@ -1,4 +1,5 @@
-"""Live-test harness for the real Codex TUI in tmux on a private socket.
+"""Codex's side of the live-TUI harness (compat/live.py is the shared part): its readiness
+footer, its argv, where it writes rollouts, a hook spool and predicates over rollout lines.
 
 The harness may read its own probe's pane (``pane()``/``wait_pane()``) to know when the TUI is up
 or a picker is drawn; production code never does (docs/architecture.md, principle 2).
@@ -6,19 +7,15 @@ or a picker is drawn; production code never does (docs/architecture.md, principl
 
 from __future__ import annotations
 
-import contextlib
-import json
 import os
 import re
-import signal
-import subprocess
 import time
-import uuid
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 from compat.codex.home import codex_binary
+from compat.live import LiveTUI, alive
 
 # The composer's footer: drawn once the TUI takes input, and again at every idle moment.
 READY_RE = re.compile(r"\? for shortcuts")
@@ -26,15 +23,6 @@ READY_RE = re.compile(r"\? for shortcuts")
 FIRST_RUN_RE = re.compile(
     r"Trust this folder\?|Hooks need review|Sign in with ChatGPT|Welcome to Codex|Try new model"
 )
-
-
-def alive(pid: int) -> bool:
-    """True while ``pid`` runs (a zombie counts as gone)."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except (OSError, IndexError):
-        return False
 
 
 def codex_processes(codex_home: Path | str) -> list[int]:
@@ -57,13 +45,15 @@ def codex_processes(codex_home: Path | str) -> list[int]:
     return found
 
 
-class CodexTUIError(RuntimeError):
-    pass
-
-
-class CodexTUI:
+class CodexTUI(LiveTUI):
     """One ``codex --no-daemon`` TUI in a tmux session on its own socket
     (``tmux -L labtest-codex-<hex>``)."""
+
+    ready_re = READY_RE
+    ready_settle = 0.3
+    socket_prefix = "labtest-codex"
+    tmux_options = ("remain-on-exit on",)
+    kill_wait = 5.0
 
     def __init__(
         self,
@@ -74,133 +64,13 @@ class CodexTUI:
         height: int = 40,
         binary: Path | None = None,
     ) -> None:
-        self.env = dict(env)
-        self.cwd = Path(cwd)
+        super().__init__(env, cwd, binary=binary or codex_binary(), width=width, height=height)
         self.codex_home = Path(env["CODEX_HOME"])
-        self.width, self.height = width, height
-        self.binary = Path(binary) if binary else codex_binary()
-        self.socket = f"labtest-codex-{uuid.uuid4().hex[:10]}"
-        self.target = "probe:0.0"
-        self.argv: list[str] = []
-        self.started_at: float | None = None
-        self.server_pid: int | None = None
-        self.pane_pid: int | None = None
-        self.socket_path: str | None = None
-
-    def tmux(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-        env = {k: v for k, v in self.env.items() if not k.startswith("TMUX")}
-        cp = subprocess.run(
-            ["tmux", "-L", self.socket, *args], env=env, capture_output=True, text=True, timeout=30
-        )
-        if check and cp.returncode != 0:
-            raise CodexTUIError(f"tmux {' '.join(args)} failed: {cp.stderr.strip()}")
-        return cp
 
     def spawn_argv(self, *extra: str) -> list[str]:
         """The command tmux runs: the native binary with ``--no-daemon`` (without it the TUI
         starts an app-server daemon in its own session that outlives tmux)."""
         return [str(self.binary), "--no-daemon", *extra]
-
-    def start(self, *extra: str) -> CodexTUI:
-        self.argv = self.spawn_argv(*extra)
-        env_args: list[str] = []
-        for k, v in self.env.items():
-            env_args += ["-e", f"{k}={v}"]
-        self.started_at = time.monotonic()
-        self.tmux(
-            "new-session",
-            "-d",
-            "-s",
-            "probe",
-            "-x",
-            str(self.width),
-            "-y",
-            str(self.height),
-            "-c",
-            str(self.cwd),
-            *env_args,
-            "--",
-            *self.argv,
-        )
-        self.tmux("set-option", "-t", "probe", "remain-on-exit", "on")
-        with contextlib.suppress(Exception):
-            info = self.tmux(
-                "display-message", "-p", "-t", self.target, "#{pid} #{pane_pid} #{socket_path}"
-            ).stdout.split()
-            self.server_pid, self.pane_pid, self.socket_path = int(info[0]), int(info[1]), info[2]
-        return self
-
-    def kill(self) -> None:
-        """Kill this probe's tmux server (and so codex). Never raises; SIGKILLs by pid as a
-        last resort so a failed test leaves nothing behind."""
-        with contextlib.suppress(Exception):
-            self.tmux("kill-server", check=False)
-        deadline = time.monotonic() + 5
-        for pid in (self.server_pid, self.pane_pid):
-            if not pid:
-                continue
-            while alive(pid) and time.monotonic() < deadline:
-                time.sleep(0.05)
-            if alive(pid):
-                with contextlib.suppress(OSError):
-                    os.kill(pid, signal.SIGKILL)
-        # A killed server leaves its socket file behind; one per test adds up.
-        if self.socket_path and not (self.server_pid and alive(self.server_pid)):
-            with contextlib.suppress(OSError):
-                os.unlink(self.socket_path)
-
-    # -- pane (harness only)
-    def pane(self) -> str:
-        return self.tmux("capture-pane", "-p", "-t", self.target).stdout
-
-    def pane_dead(self) -> bool:
-        cp = self.tmux("display-message", "-p", "-t", self.target, "#{pane_dead}", check=False)
-        return cp.stdout.strip() == "1"
-
-    def wait_pane(
-        self, pattern: str | re.Pattern[str], timeout: float = 30.0, settle: float = 0.0
-    ) -> re.Match[str]:
-        """Wait until the pane matches; with ``settle`` also until it stopped changing that long
-        (keys sent while a picker is first painting can be dropped)."""
-        rx = re.compile(pattern) if isinstance(pattern, str) else pattern
-        deadline = time.monotonic() + timeout
-        last, since = None, time.monotonic()
-        while True:
-            text = self.pane()
-            if text != last:
-                last, since = text, time.monotonic()
-            m = rx.search(text)
-            if m and time.monotonic() - since >= settle:
-                return m
-            if self.pane_dead():
-                raise CodexTUIError(f"codex exited while waiting for {rx.pattern!r}:\n{text}")
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"pane never matched {rx.pattern!r}; pane:\n{text}")
-            time.sleep(0.1)
-
-    def wait_ready(self, timeout: float = 60.0) -> float:
-        """Wait for the composer footer; returns seconds since start."""
-        self.wait_pane(READY_RE, timeout, settle=0.3)
-        return time.monotonic() - (self.started_at or time.monotonic())
-
-    # -- input
-    def send_paste(self, text: str, enter: bool = False) -> None:
-        """Bracketed paste (``paste-buffer -p``): the composer takes it as one block, newlines
-        included, and never as keystrokes."""
-        buf = f"lab-{uuid.uuid4().hex[:8]}"
-        self.tmux("set-buffer", "-b", buf, "--", text)
-        self.tmux("paste-buffer", "-p", "-d", "-b", buf, "-t", self.target)
-        if enter:
-            self.send_keys("Enter")
-
-    def send_keys(self, *keys: str) -> None:
-        self.tmux("send-keys", "-t", self.target, *keys)
-
-    def send_literal(self, text: str) -> None:
-        self.tmux("send-keys", "-t", self.target, "-l", "--", text)
-
-    def prompt(self, text: str) -> None:
-        self.send_paste(text, enter=True)
 
     # -- rollouts
     @property
@@ -222,44 +92,20 @@ class CodexTUI:
             time.sleep(0.1)
         return found
 
-    @staticmethod
-    def read_lines(path: Path) -> list[dict[str, Any]]:
-        return read_jsonl(path)
-
     def wait_for(
         self,
         path: Path | Callable[[], Path | None],
         predicate: Callable[[list[dict[str, Any]]], Any],
         timeout: float = 60.0,
     ) -> Any:
-        """Poll the parsed rollout until ``predicate(lines)`` is truthy; return its value."""
-        deadline = time.monotonic() + timeout
-        while True:
-            p = path() if callable(path) else path
-            lines = read_jsonl(p) if p is not None else []
-            val = predicate(lines)
-            if val:
-                return val
-            if self.pane_dead():
-                raise CodexTUIError("codex exited; pane:\n" + self.pane())
-            if time.monotonic() > deadline:
-                raise TimeoutError(
-                    f"rollout predicate not met in {timeout}s ({len(lines)} lines); pane:\n" + self.pane()
-                )
-            time.sleep(0.05)
+        """Poll the parsed rollout (a path, or a callable that finds it) until
+        ``predicate(lines)`` is truthy; return its value. A thread's rollout has no name before
+        it starts, so the path comes first here."""
+        return super().wait_for(predicate, timeout, path=path)
 
 
 def read_jsonl(path: Path) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
-    try:
-        data = Path(path).read_text()
-    except FileNotFoundError:
-        return out
-    for line in data.splitlines():
-        if line.strip():
-            with contextlib.suppress(ValueError):  # a half-written last line
-                out.append(json.loads(line))
-    return out
+    return LiveTUI.read_lines(Path(path))
 
 
 class HookSpool:
