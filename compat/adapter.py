@@ -1,5 +1,5 @@
 """Live-test helpers that drive a real CLI through lab's production adapter (not by hand),
-shared by every provider's live tests."""
+shared by every provider's live tests and the conformance suite (compat/conformance.py)."""
 
 from __future__ import annotations
 
@@ -8,28 +8,36 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import ClassVar, Self
 
 from providers.base import AgentProvider
-from providers.schema import Cursor, Message, RunHandle, TranscriptRead
+from providers.schema import Cursor, Message, MessageKind, RunHandle, RunState, TranscriptRead
 from providers.tmux import Tmux
 
 
 @dataclass
 class AdapterRun:
-    """One real CLI started by its provider's spawn, read by its read_transcript."""
+    """One real CLI started by its provider's spawn, read the way lab reads it: locate, then
+    read from the cursor, and a new located identity starts over from an empty Cursor (the
+    clear/epoch obligation)."""
 
     provider: AgentProvider
     handle: RunHandle
-    messages: list[Message] = field(default_factory=list)
-    cursor: Cursor = field(default_factory=Cursor)
-    last: TranscriptRead | None = None
     path: str = ""
+    cursor: Cursor = field(default_factory=Cursor)
+    messages: list[Message] = field(default_factory=list)
+    last: TranscriptRead | None = None
+    identities: list[str] = field(default_factory=list)
+
+    # How long wait() waits when the caller does not say.
+    wait_timeout: ClassVar[float] = 60.0
 
     def refresh(self) -> TranscriptRead:
         """Read what was appended; follow a clear to the new transcript (a new epoch)."""
         path = self.provider.locate_transcript(self.handle)
         if path != self.path:
-            self.path, self.cursor, self.messages = path, Cursor(path=path), []
+            self.path, self.cursor, self.messages = path, Cursor(), []
+            self.identities.append(path)
         read = self.provider.read_transcript(path, self.cursor)
         if read.reset:
             self.messages = []
@@ -37,20 +45,45 @@ class AdapterRun:
         self.cursor, self.last = read.cursor, read
         return read
 
-    def wait(self, predicate: Callable[[AdapterRun], bool], timeout: float = 60.0, what: str = "") -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
+    @property
+    def state(self) -> RunState:
+        return self.last.state if self.last else RunState.IDLE
+
+    def wait(self, predicate: Callable[[Self], bool], timeout: float | None = None, what: str = "") -> None:
+        deadline = time.monotonic() + (self.wait_timeout if timeout is None else timeout)
+        while True:
             self.refresh()
             if predicate(self):
                 return
-            time.sleep(0.1)
-        raise AssertionError(f"timed out waiting for {what or predicate}: {self.messages[-8:]!r}")
+            if time.monotonic() > deadline:
+                raise AssertionError(
+                    f"timed out waiting for {what or predicate}; last messages: {self.messages[-8:]!r}"
+                )
+            time.sleep(0.05)
 
     def texts(self, kind: str) -> list[str]:
         return [m.text for m in self.messages if m.kind == kind]
 
+    def answered(self, answer: str) -> bool:
+        return answer in self.texts(MessageKind.ASSISTANT_TEXT) and self.state == RunState.IDLE
+
+    def alive(self) -> bool:
+        return Tmux(self.handle.tmux_socket).has_session(self.handle.tmux_session)
+
     def pane(self) -> str:
         return Tmux(self.handle.tmux_socket).capture(self.handle.tmux_session)
+
+
+def spawned[R: AdapterRun](
+    provider: AgentProvider, handle: RunHandle, options: dict[str, str], run: type[R] = AdapterRun
+) -> R:
+    """``provider.spawn`` as run_start calls it; the handle it returns carries the session and
+    transcript the spawn reported."""
+    result = provider.spawn(handle, options)
+    return run(
+        provider=provider,
+        handle=replace(handle, session_id=result.session_id, transcript_path=result.transcript_path),
+    )
 
 
 def spawn_adapter_run(
@@ -64,6 +97,4 @@ def spawn_adapter_run(
         tmux_session="lab-live",
         spool_dir=str(tmp_path / "spool"),
     )
-    result = provider.spawn(handle, options)
-    handle = replace(handle, session_id=result.session_id, transcript_path=result.transcript_path)
-    return AdapterRun(provider=provider, handle=handle)
+    return spawned(provider, handle, options)

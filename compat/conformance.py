@@ -16,69 +16,24 @@ from __future__ import annotations
 import abc
 import importlib
 import os
-import time
 import uuid
-from collections.abc import Callable
-from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import ClassVar
 
 import pytest
 from django.utils.module_loading import import_string
 
+from compat.adapter import AdapterRun, spawned
 from providers.base import AgentProvider
 from providers.known import KNOWN_PROVIDERS, package
-from providers.schema import Cursor, Message, MessageKind, RunHandle, RunState, TranscriptRead
+from providers.schema import RunHandle
 from providers.tmux import Tmux
 
 
-@dataclass
-class LiveRun:
-    """One spawned instance, read the way lab reads it: locate, then read from the cursor,
-    and a new located identity starts over from an empty Cursor (the clear/epoch obligation)."""
+class LiveRun(AdapterRun):
+    """One spawned instance, read the way lab reads it (compat.adapter.AdapterRun)."""
 
-    provider: AgentProvider
-    handle: RunHandle
-    path: str = ""
-    cursor: Cursor = field(default_factory=Cursor)
-    messages: list[Message] = field(default_factory=list)
-    last: TranscriptRead | None = None
-    identities: list[str] = field(default_factory=list)
-
-    def refresh(self) -> TranscriptRead:
-        path = self.provider.locate_transcript(self.handle)
-        if path != self.path:
-            self.path, self.cursor, self.messages = path, Cursor(), []
-            self.identities.append(path)
-        read = self.provider.read_transcript(path, self.cursor)
-        if read.reset:
-            self.messages = []
-        self.messages.extend(read.messages)
-        self.cursor, self.last = read.cursor, read
-        return read
-
-    @property
-    def state(self) -> RunState:
-        return self.last.state if self.last else RunState.IDLE
-
-    def wait(self, predicate: Callable[[LiveRun], bool], *, timeout: float = 20.0, what: str) -> None:
-        deadline = time.monotonic() + timeout
-        while True:
-            self.refresh()
-            if predicate(self):
-                return
-            if time.monotonic() > deadline:
-                raise AssertionError(f"timed out waiting for {what}; last messages: {self.messages[-6:]!r}")
-            time.sleep(0.05)
-
-    def texts(self, kind: MessageKind) -> list[str]:
-        return [m.text for m in self.messages if m.kind == kind]
-
-    def answered(self, answer: str) -> bool:
-        return answer in self.texts(MessageKind.ASSISTANT_TEXT) and self.state == RunState.IDLE
-
-    def alive(self) -> bool:
-        return Tmux(self.handle.tmux_socket).has_session(self.handle.tmux_session)
+    wait_timeout = 20.0
 
 
 # Unique per session: the command-line test looks for this exact value in every process.
@@ -142,9 +97,7 @@ class Driver(abc.ABC):
             env=(PROBE_ENV,),  # as run_start passes the commit guard's
         )
         options = {o.name: o.default for o in provider.spawn_options()}
-        result = provider.spawn(handle, options)
-        handle = replace(handle, session_id=result.session_id, transcript_path=result.transcript_path)
-        run = LiveRun(provider=provider, handle=handle)
+        run = spawned(provider, handle, options, LiveRun)
         self.started.append(run)
         return run
 

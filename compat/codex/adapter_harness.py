@@ -9,74 +9,22 @@ deployment would be (LAB_AGENT_HOME, LAB_AGENT_ENV, LAB_AGENT_BIN_DIR), and runs
 from __future__ import annotations
 
 import os
-import subprocess
-import time
 import uuid
-from collections.abc import Callable
-from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from compat.adapter import AdapterRun, spawned
 from compat.codex.home import KEY_ENV, codex_binary, prepare_home
 from compat.codex.scripted_model import Script, ScriptedModel
-from providers.schema import Cursor, Message, MessageKind, RunHandle, RunState, TranscriptRead
+from compat.live import make_worktree
+from providers.schema import RunHandle
 from providers.tmux import Tmux
 
 
-def make_worktree(path: Path) -> Path:
-    path.mkdir(parents=True, exist_ok=True)
-    git = ["git", "-C", str(path), "-c", "user.email=lab@example.invalid", "-c", "user.name=lab"]
-    subprocess.run([*git, "init", "-q", "-b", "main"], check=True)
-    (path / "README.md").write_text("# scratch worktree for Codex's live tests\n")
-    subprocess.run([*git, "add", "README.md"], check=True)
-    subprocess.run([*git, "commit", "-q", "-m", "initial commit"], check=True)
-    return path
+class Reading(AdapterRun):
+    """A run read the way lab reads it (compat.adapter.AdapterRun)."""
 
-
-@dataclass
-class Reading:
-    """A run read the way lab reads it: locate, read on from the cursor, a new identity starts
-    over from an empty Cursor."""
-
-    provider: Any
-    handle: RunHandle
-    path: str = ""
-    cursor: Cursor = field(default_factory=Cursor)
-    messages: list[Message] = field(default_factory=list)
-    last: TranscriptRead | None = None
-    identities: list[str] = field(default_factory=list)
-
-    def refresh(self) -> TranscriptRead:
-        path = self.provider.locate_transcript(self.handle)
-        if path != self.path:
-            self.path, self.cursor, self.messages = path, Cursor(), []
-            self.identities.append(path)
-        read = self.provider.read_transcript(path, self.cursor)
-        if read.reset:
-            self.messages = []
-        self.messages.extend(read.messages)
-        self.cursor, self.last = read.cursor, read
-        return read
-
-    @property
-    def state(self) -> RunState:
-        return self.last.state if self.last else RunState.IDLE
-
-    def texts(self, kind: MessageKind) -> list[str]:
-        return [m.text for m in self.messages if m.kind == kind]
-
-    def answered(self, answer: str) -> bool:
-        return answer in self.texts(MessageKind.ASSISTANT_TEXT) and self.state == RunState.IDLE
-
-    def wait(self, predicate: Callable[[Reading], bool], *, timeout: float = 30.0, what: str) -> None:
-        deadline = time.monotonic() + timeout
-        while True:
-            self.refresh()
-            if predicate(self):
-                return
-            if time.monotonic() > deadline:
-                raise AssertionError(f"timed out waiting for {what}; last messages: {self.messages[-6:]!r}")
-            time.sleep(0.05)
+    wait_timeout = 30.0
 
 
 class CodexAdapterRig:
@@ -115,9 +63,7 @@ class CodexAdapterRig:
         provider = provider or self.provider()
         handle = self.handle(n)
         defaults = {o.name: o.default for o in provider.spawn_options()}
-        result = provider.spawn(handle, {**defaults, **(options or {})})
-        handle = replace(handle, session_id=result.session_id, transcript_path=result.transcript_path)
-        return Reading(provider=provider, handle=handle)
+        return spawned(provider, handle, {**defaults, **(options or {})}, Reading)
 
     def close(self) -> None:
         for socket in self.sockets:
