@@ -18,7 +18,7 @@ import subprocess
 import tempfile
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, Self
 
@@ -270,6 +270,28 @@ class LiveTUI:
                     f"transcript predicate not met in {timeout}s ({len(lines)} lines); pane:\n" + self.pane()
                 )
             time.sleep(0.05)
+
+
+@contextlib.contextmanager
+def tui_factory[T: LiveTUI](make: Callable[[], T]) -> Iterator[Callable[..., T]]:
+    """A live-TUI fixture's body: yields ``start(*extra, ready=True)``, which starts a TUI made
+    by ``make`` with ``extra`` and, with ``ready``, waits for its composer. Every TUI it started
+    is killed on exit, pass or fail."""
+    started: list[T] = []
+
+    def start(*extra: str, ready: bool = True) -> T:
+        tui = make()
+        started.append(tui)
+        tui.start(*extra)
+        if ready:
+            tui.wait_ready()
+        return tui
+
+    try:
+        yield start
+    finally:
+        for tui in started:
+            tui.kill()
 
 
 def _git(wt: Path, *args: str) -> None:

@@ -13,17 +13,15 @@ from compat.claude_code.adapter import spawn_adapter_run
 from compat.claude_code.home import ClaudeHome, private_home
 from compat.claude_code.live import ClaudeTUI
 from compat.claude_code.scripted_model import Script, ScriptedModel
+from compat.live import tui_factory
 from providers.tmux import Tmux
 
 
 @pytest.fixture
 def scripted_model(tmp_path: Path) -> Iterator[ScriptedModel]:
     """A scripted model on a free loopback port; set ``scripted_model.script`` or ``.script.add(...)``."""
-    m = ScriptedModel(Script(), log_path=str(tmp_path / "requests.jsonl")).start()
-    try:
+    with ScriptedModel(Script(), log_path=str(tmp_path / "requests.jsonl")) as m:
         yield m
-    finally:
-        m.stop()
 
 
 @pytest.fixture
@@ -38,21 +36,8 @@ def live_tui(claude_home: ClaudeHome) -> Iterator[Any]:
 
     Every tmux server started through it is killed at teardown, pass or fail.
     """
-    started: list[ClaudeTUI] = []
-
-    def start(*extra: str, ready: bool = True) -> ClaudeTUI:
-        tui = ClaudeTUI(claude_home.env, claude_home.worktree)
-        started.append(tui)
-        tui.start(*extra)
-        if ready:
-            tui.wait_ready()
-        return tui
-
-    try:
+    with tui_factory(lambda: ClaudeTUI(claude_home.env, claude_home.worktree)) as start:
         yield start
-    finally:
-        for tui in started:
-            tui.kill()
 
 
 @pytest.fixture

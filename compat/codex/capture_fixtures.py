@@ -21,10 +21,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from compat.codex.conftest import make_git_worktree
 from compat.codex.home import HOOK_EVENTS, fixtures_dir, installed_version, prepare_home
 from compat.codex.live import CodexTUI, HookSpool, events, read_jsonl
 from compat.codex.scripted_model import Script, ScriptedModel, exec_command, slow_text, text, when
+from compat.live import make_worktree
 
 LIMIT = 1500
 
@@ -69,7 +69,7 @@ def save(name: str, rollout: Path, home: Path, codex_home: Path, wt: Path, out: 
 class Session:
     def __init__(self, name: str) -> None:
         self.base = Path(tempfile.mkdtemp(prefix=f"lab-codex-{name}-"))
-        self.wt = make_git_worktree(self.base / "wt")
+        self.wt = make_worktree(self.base / "wt")
         self.model = ScriptedModel(Script(), log_path=str(self.base / "requests.jsonl")).start()
         self.spool = HookSpool(self.base / "spool", HOOK_EVENTS)
         self.home = self.base / "home"

@@ -4,7 +4,6 @@ shadow another provider's fixtures."""
 
 from __future__ import annotations
 
-import subprocess
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -15,27 +14,17 @@ import pytest
 from compat.codex.home import HOOK_EVENTS, prepare_home
 from compat.codex.live import CodexTUI, HookSpool
 from compat.codex.scripted_model import Script, ScriptedModel
+from compat.live import make_worktree, tui_factory
 
-
-def make_git_worktree(path: Path) -> Path:
-    """A fresh git repository with one commit."""
-    path.mkdir(parents=True, exist_ok=True)
-    git = ["git", "-c", "user.name=lab-test", "-c", "user.email=lab-test@example.invalid"]
-    subprocess.run([*git, "init", "-q", "-b", "main"], cwd=path, check=True, capture_output=True)
-    (path / "README.md").write_text("# scratch worktree for live tests\n")
-    subprocess.run([*git, "add", "README.md"], cwd=path, check=True, capture_output=True)
-    subprocess.run([*git, "commit", "-q", "-m", "initial commit"], cwd=path, check=True, capture_output=True)
-    return path
+# The name codex's tests import the shared worktree maker by.
+make_git_worktree = make_worktree
 
 
 @pytest.fixture
 def codex_model(tmp_path: Path) -> Iterator[ScriptedModel]:
     """The scripted Responses API on a free loopback port; add rules with ``.script.add(...)``."""
-    m = ScriptedModel(Script(), log_path=str(tmp_path / "requests.jsonl")).start()
-    try:
+    with ScriptedModel(Script(), log_path=str(tmp_path / "requests.jsonl")) as m:
         yield m
-    finally:
-        m.stop()
 
 
 @dataclass
@@ -54,7 +43,7 @@ class CodexHome:
 def codex_home(tmp_path: Path, codex_model: ScriptedModel) -> CodexHome:
     """HOME + CODEX_HOME prepared for an offline start, every lifecycle hook spooling its payload,
     and a fresh git worktree."""
-    wt = make_git_worktree(tmp_path / "wt")
+    wt = make_worktree(tmp_path / "wt")
     spool = HookSpool(tmp_path / "spool", HOOK_EVENTS)
     key = f"sk-scripted-{uuid.uuid4().hex}"
     env = prepare_home(tmp_path / "home", wt, codex_model.url, api_key=key, hooks=spool.hooks())
@@ -65,18 +54,5 @@ def codex_home(tmp_path: Path, codex_model: ScriptedModel) -> CodexHome:
 def codex_tui(codex_home: CodexHome) -> Iterator[Callable[..., CodexTUI]]:
     """Factory: ``tui = codex_tui()`` -> started, composer on screen. Every tmux server it
     started is killed at teardown, pass or fail."""
-    started: list[CodexTUI] = []
-
-    def start(*extra: str, ready: bool = True) -> CodexTUI:
-        tui = CodexTUI(codex_home.env, codex_home.worktree)
-        started.append(tui)
-        tui.start(*extra)
-        if ready:
-            tui.wait_ready()
-        return tui
-
-    try:
+    with tui_factory(lambda: CodexTUI(codex_home.env, codex_home.worktree)) as start:
         yield start
-    finally:
-        for tui in started:
-            tui.kill()
