@@ -243,11 +243,15 @@ class _Server(ThreadingHTTPServer):
 class ScriptedModel[ScriptT: Script[Any]]:
     """``Model(script).start()`` -> ``.url``, ``.port``, ``.requests``, ``.stop()``.
 
-    A provider's subclass names its ``handler``, the headers worth recording (``keep_headers``,
-    lower-case prefixes), the path its CLI's base URL ends in (``url_path``) and the names it
-    shows in thread and log lines."""
+    A provider's subclass names its ``handler`` and ``script_class``, the headers worth
+    recording (``keep_headers``, lower-case prefixes), the path its CLI's base URL ends in
+    (``url_path``) and the names it shows in thread and log lines."""
 
     handler: type[ScriptedHandler]
+    # A fresh one serves when no script is given.
+    script_class: type[ScriptT]
+    # What a side request (not a turn of the conversation) is answered.
+    side_text = ""
     keep_headers: tuple[str, ...] = ()
     url_path = ""
     thread_name = "scripted-model"
@@ -255,18 +259,19 @@ class ScriptedModel[ScriptT: Script[Any]]:
 
     def __init__(
         self,
-        script: ScriptT,
+        script: ScriptT | None = None,
         *,
         host: str = "127.0.0.1",
         port: int = 0,
         log_path: str | None = None,
-        side_text: str = "",
+        side_text: str | None = None,
         verbose: bool = False,
     ) -> None:
-        self.script = script
+        self.script = script if script is not None else self.script_class()
         self.host, self._port = host, port
         self.log_path = log_path
-        self.side_text = side_text
+        if side_text is not None:
+            self.side_text = side_text
         self.verbose = verbose
         self._lock = threading.Lock()
         self._cond = threading.Condition(self._lock)

@@ -531,27 +531,18 @@ class ScriptedModel(scripted.ScriptedModel[Script]):
     """``ScriptedModel(script).start()`` -> ``.url``, ``.port``, ``.requests``, ``.stop()``."""
 
     handler = _Handler
+    script_class = Script
+    side_text = "Scripted side reply"
     keep_headers = ("anthropic", "user-agent", "x-")
 
     def __init__(
         self,
         script: Script | None = None,
         *,
-        host: str = "127.0.0.1",
-        port: int = 0,
-        log_path: str | None = None,
-        side_text: str = "Scripted side reply",
         compact_summary: str = "The user greeted the assistant and it answered.",
-        verbose: bool = False,
+        **options: Any,
     ) -> None:
-        super().__init__(
-            script if script is not None else Script(),
-            host=host,
-            port=port,
-            log_path=log_path,
-            side_text=side_text,
-            verbose=verbose,
-        )
+        super().__init__(script, **options)
         self.compact_summary = compact_summary
 
 

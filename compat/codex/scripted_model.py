@@ -400,29 +400,12 @@ class ScriptedModel(scripted.ScriptedModel[Script]):
     ``base_url``), ``.port``, ``.requests``, ``.stop()``."""
 
     handler = _Handler
+    script_class = Script
+    side_text = "Scripted task title"
     keep_headers = ("authorization", "session-id", "thread-id", "originator", "user-agent", "x-")
     url_path = "/v1"
     thread_name = "codex-scripted-model"
     log_prefix = "codex scripted_model: "
-
-    def __init__(
-        self,
-        script: Script | None = None,
-        *,
-        host: str = "127.0.0.1",
-        port: int = 0,
-        log_path: str | None = None,
-        side_text: str = "Scripted task title",
-        verbose: bool = False,
-    ) -> None:
-        super().__init__(
-            script if script is not None else Script(),
-            host=host,
-            port=port,
-            log_path=log_path,
-            side_text=side_text,
-            verbose=verbose,
-        )
 
     def wait_function_output(self, call_id: str | None = None, timeout: float = 30.0) -> dict[str, Any]:
         """The first ``function_call_output`` the CLI sent back (for ``call_id`` if given)."""
