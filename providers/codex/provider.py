@@ -29,8 +29,6 @@ from providers.codex.spool import (
     current_identity,
     event_time_ns,
     fold,
-    spool_events,
-    spool_signature,
     write_clear_marker,
 )
 from providers.errors import (
@@ -44,6 +42,7 @@ from providers.errors import (
     StaleDialog,
     StillStarting,
 )
+from providers.hookspool import spool_events, spool_signature
 from providers.sanitize import sanitize_text
 from providers.schema import (
     Answer,

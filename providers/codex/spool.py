@@ -10,7 +10,8 @@ Facts (0.171.0, live):
     one (Esc) aborts the turn and gets no hook at all: only the rollout's function_call_output
     ("aborted by user") and turn_aborted close it (fed in as `resolved`).
 
-Besides the hook payloads (`<time_ns>-<pid>.json`), the spool holds lab's own markers:
+The hook payloads (`<time_ns>-<pid>.json`) are read by providers/hookspool.py, as every adapter's
+are. Besides them, the spool holds lab's own markers:
 `<time_ns>-clear.jsonl`, written when lab sent the clear command and the CLI confirmed it. The
 marker is the new conversation's identity until its rollout exists (§5).
 """
@@ -20,7 +21,6 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import orjson
@@ -30,44 +30,6 @@ from providers.schema import Dialog
 
 CLEAR_SUFFIX = "-clear.jsonl"
 CLOSING_EVENTS = frozenset({"Stop", "SessionStart", "UserPromptSubmit"})
-
-
-def spool_events(spool_dir: str) -> list[dict[str, Any]]:
-    """Every complete hook payload, oldest first (names sort by write time)."""
-    if not spool_dir:
-        return []
-    try:
-        names = sorted(n for n in os.listdir(spool_dir) if n.endswith(".json") and not n.startswith("."))
-    except FileNotFoundError:
-        return []
-    events = []
-    for name in names:
-        try:
-            data = orjson.loads(Path(spool_dir, name).read_bytes())
-        except (OSError, orjson.JSONDecodeError):
-            continue
-        if isinstance(data, dict):
-            data["_spool_name"] = name
-            events.append(data)
-    return events
-
-
-# The spool directory's mtime and its entries' names (spool_signature).
-SpoolSignature = tuple[int, tuple[str, ...]]
-
-
-def spool_signature(spool_dir: str) -> SpoolSignature:
-    """Cheap change signature: the directory's mtime and its entries' names, no file read.
-
-    Names, not a count: the hook creates a temp file and renames it, and a watcher woken by the
-    create can list the directory between the two. Both steps can fall in one tick of the
-    filesystem's coarse clock, so the mtime and the entry count alone would not change on the
-    rename and the cached view would miss the payload until the next hook."""
-    try:
-        st = os.stat(spool_dir)
-        return st.st_mtime_ns, tuple(sorted(os.listdir(spool_dir)))
-    except FileNotFoundError:
-        return (0, ())
 
 
 def event_time_ns(name: str) -> int:

@@ -44,6 +44,7 @@ GENERIC_KEY_SENDERS = {
     "runs/services.py:dialog_answer",
 }
 GENERIC_SIGNAL_MODULES = [
+    "providers/hookspool.py",
     "runs/watcher.py",
     "runs/selectors.py",
     "runs/consumers.py",

@@ -7,7 +7,8 @@ import os
 from pathlib import Path
 
 from providers.codex.dialogs import OPTIONS
-from providers.codex.spool import current_identity, fold, spool_events, spool_signature, write_clear_marker
+from providers.codex.spool import current_identity, fold, write_clear_marker
+from providers.hookspool import spool_events, spool_signature
 from providers.schema import DialogKind
 
 PRE = {"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "touch x"}}
