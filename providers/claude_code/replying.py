@@ -5,14 +5,8 @@ The fourth floor of ClaudeCodeProvider, beside answering."""
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
-import os
 import re
 import time
-import unicodedata
-from collections.abc import Iterator
-from pathlib import Path
 
 import orjson
 from django.conf import settings
@@ -28,6 +22,7 @@ from providers.errors import (
     SessionGone,
     StillStarting,
 )
+from providers.outbox import Outbox, normalize, reply_lock
 from providers.sanitize import sanitize_text
 from providers.schema import RunHandle
 from providers.tmux import Tmux
@@ -84,9 +79,9 @@ class Replying(Signals):
         tmux = Tmux(run.tmux_socket)
         if not tmux.has_session(run.tmux_session):
             raise SessionGone("The agent's terminal session is gone.")
-        want = _normalize(text)
-        with _reply_lock(run):
-            outbox = _Outbox(run.spool_dir)
+        want = normalize(text)
+        with reply_lock(run):
+            outbox = Outbox(run.spool_dir)
             pending = outbox.find(want)
             if pending is not None and not again:
                 self._refuse_resend(run, outbox, pending)
@@ -123,7 +118,7 @@ class Replying(Signals):
                 )
             outbox.remove(want)
 
-    def _refuse_resend(self, run: RunHandle, outbox: _Outbox, pending: dict[str, object]) -> None:
+    def _refuse_resend(self, run: RunHandle, outbox: Outbox, pending: dict[str, object]) -> None:
         """The same text as an unconfirmed earlier send: never a second copy by accident."""
         path, offset = str(pending.get("path", "")), pending.get("offset", 0)
         landed = isinstance(offset, int) and self._wait_recorded(
@@ -187,7 +182,7 @@ class Replying(Signals):
         """compat §1: a submitted prompt is a user entry (the <pasted_content> wrapper around a
         multi-line paste), a queued one a queue-operation enqueue, a slash command its echo.
         compat §5: /clear writes its echo into the *new* transcript, so follow a rotation.
-        `want` is normalized (see _normalize); timeout 0 looks once."""
+        `want` is normalized (see providers.outbox.normalize); timeout 0 looks once."""
         deadline = time.monotonic() + timeout
         new = NewLines(path, start)
         while True:
@@ -227,7 +222,7 @@ class Replying(Signals):
         Rewind (§9), and on a permission prompt or picker it would decline it. Verified by the
         cursor's return, bounded. One key per call: the operator asks again if needed."""
         tmux = Tmux(run.tmux_socket)
-        with _reply_lock(run):
+        with reply_lock(run):
             at = self.at_prompt(run)
             if at is not False:
                 return at  # already there, or it cannot tell: no key
@@ -239,75 +234,6 @@ class Replying(Signals):
                     return True
                 time.sleep(POLL_S)
             return False
-
-
-def _normalize(text: str) -> str:
-    """What a receipt compares: compat §6 (receipts), the CLI records NFC and drops invisible
-    format characters (a lone zero-width joiner too); whitespace is collapsed (the paste wrapper
-    adds newlines)."""
-    text = unicodedata.normalize("NFC", text)
-    text = "".join(ch for ch in text if unicodedata.category(ch) != "Cf")
-    return " ".join(text.split())
-
-
-@contextlib.contextmanager
-def _reply_lock(run: RunHandle) -> Iterator[None]:
-    """One reply at a time per run, across every lab worker on the host (a file lock in the
-    run's spool dir: the tmux pane is on this host, so its workers share the directory)."""
-    if not run.spool_dir:
-        yield
-        return
-    Path(run.spool_dir).mkdir(parents=True, exist_ok=True, mode=0o700)
-    fd = os.open(os.path.join(run.spool_dir, ".reply.lock"), os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise ReplyInFlight("Another message to this run is being sent: wait for it.") from None
-        yield
-    finally:
-        os.close(fd)  # releases the lock
-
-
-class _Outbox:
-    """Sent texts Claude Code has not recorded yet (normalized), where each one's receipt would
-    start, and when: a resend is refused while the first may still land. A dotfile in the spool
-    dir (the spool reader skips those), shared by every worker; the newest few are kept."""
-
-    MAX = 8
-
-    def __init__(self, spool_dir: str) -> None:
-        self.path = os.path.join(spool_dir, ".outbox") if spool_dir else ""
-
-    def entries(self) -> list[dict[str, object]]:
-        if not self.path:
-            return []
-        try:
-            data = orjson.loads(Path(self.path).read_bytes())
-        except (OSError, orjson.JSONDecodeError):
-            return []
-        return [e for e in data if isinstance(e, dict)] if isinstance(data, list) else []
-
-    def find(self, want: str) -> dict[str, object] | None:
-        return next((e for e in self.entries() if e.get("want") == want), None)
-
-    def add(self, entry: dict[str, object]) -> None:
-        kept = [e for e in self.entries() if e.get("want") != entry.get("want")]
-        self._write([*kept, entry][-self.MAX :])
-
-    def remove(self, want: str) -> None:
-        self._write([e for e in self.entries() if e.get("want") != want])
-
-    def _write(self, entries: list[dict[str, object]]) -> None:
-        if not self.path:
-            return
-        if not entries:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(self.path)
-            return
-        tmp = f"{self.path}.tmp"
-        Path(tmp).write_bytes(orjson.dumps(entries))
-        os.replace(tmp, self.path)
 
 
 _PASTED = re.compile(r'<pasted_content id="[^"]*">(.*?)</pasted_content id="[^"]*">', re.S)
@@ -342,10 +268,10 @@ def records_prompt(line: bytes, want: str) -> bool:
         return False
     if command := _COMMAND_NAME.search(content):
         args = _COMMAND_ARGS.search(content)
-        return _normalize(f"{command.group(1)} {args.group(1) if args else ''}") == want
+        return normalize(f"{command.group(1)} {args.group(1) if args else ''}") == want
     if bash := _BASH_INPUT.fullmatch(content):
-        return _normalize(SHELL_PREFIX + bash.group(1)) == want  # compat §6: bash mode
-    got = _normalize(_PASTED.sub(lambda m: m.group(1), content))
+        return normalize(SHELL_PREFIX + bash.group(1)) == want  # compat §6: bash mode
+    got = normalize(_PASTED.sub(lambda m: m.group(1), content))
     return got == want or (bool(want) and got.endswith(want))
 
 

@@ -6,13 +6,11 @@ Every CLI fact used here is pinned in compat/codex/COMPAT-adapter.md and cites i
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import threading
 import time
-import unicodedata
 from collections import OrderedDict
-from collections.abc import Hashable, Iterator, Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -43,6 +41,7 @@ from providers.errors import (
     StillStarting,
 )
 from providers.hookspool import spool_events, spool_signature
+from providers.outbox import Outbox, normalize, reply_lock
 from providers.sanitize import sanitize_text
 from providers.schema import (
     Answer,
@@ -87,12 +86,6 @@ MAX_CACHE = 256
 # §4 (mode prefixes): a leading "!" runs the rest as a shell command in the user's shell.
 SHELL_PREFIX = "!"
 TAIL_BYTES = 1024 * 1024
-
-
-def _normalize(text: str) -> str:
-    text = unicodedata.normalize("NFC", text)
-    text = "".join(ch for ch in text if unicodedata.category(ch) != "Cf")
-    return " ".join(text.split())
 
 
 class CodexProvider(AgentProvider):
@@ -416,9 +409,9 @@ class CodexProvider(AgentProvider):
         tmux = Tmux(run.tmux_socket)
         if not tmux.has_session(run.tmux_session):
             raise SessionGone("The agent's terminal session is gone.")
-        want = _normalize(text)
-        with _reply_lock(run):
-            outbox = _Outbox(run.spool_dir)
+        want = normalize(text)
+        with reply_lock(run):
+            outbox = Outbox(run.spool_dir)
             pending = outbox.find(want)
             if pending is not None and not again:
                 path, offset = str(pending.get("path", "")), pending.get("offset", 0)
@@ -670,7 +663,7 @@ def records_prompt(line: bytes, want: str) -> bool:
     text = "".join(
         c.get("text", "") for c in content if isinstance(c, dict) and c.get("type") == "input_text"
     )
-    return _normalize(text) == want
+    return normalize(text) == want
 
 
 def _aborted_after(tail: bytes, needle: bytes) -> bool:
@@ -710,54 +703,3 @@ def _ready_marker(run: RunHandle, *, mark: bool = False) -> int:
         Path(path).write_text(str(time.time_ns()))
         return 1
     return 1 if os.path.exists(path) else 0
-
-
-@contextlib.contextmanager
-def _reply_lock(run: RunHandle) -> Iterator[None]:
-    """One message at a time per run, across lab's workers (a file lock in the run's spool)."""
-    Path(run.spool_dir).mkdir(parents=True, exist_ok=True, mode=0o700)
-    fd = os.open(os.path.join(run.spool_dir, ".reply.lock"), os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise ReplyInFlight("Another message to this run is being sent: wait for it.") from None
-        yield
-    finally:
-        os.close(fd)
-
-
-class _Outbox:
-    """Sent texts Codex has not recorded yet: a resend is refused while the first may still land.
-    A dotfile in the spool dir (the spool reader skips those); the newest few are kept."""
-
-    MAX = 8
-
-    def __init__(self, spool_dir: str) -> None:
-        self.path = os.path.join(spool_dir, ".outbox")
-
-    def entries(self) -> list[dict[str, object]]:
-        try:
-            data = orjson.loads(Path(self.path).read_bytes())
-        except (OSError, orjson.JSONDecodeError):
-            return []
-        return [e for e in data if isinstance(e, dict)] if isinstance(data, list) else []
-
-    def find(self, want: str) -> dict[str, object] | None:
-        return next((e for e in self.entries() if e.get("want") == want), None)
-
-    def add(self, entry: dict[str, object]) -> None:
-        kept = [e for e in self.entries() if e.get("want") != entry.get("want")]
-        self._write([*kept, entry][-self.MAX :])
-
-    def remove(self, want: str) -> None:
-        self._write([e for e in self.entries() if e.get("want") != want])
-
-    def _write(self, entries: list[dict[str, object]]) -> None:
-        if not entries:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(self.path)
-            return
-        tmp = f"{self.path}.tmp"
-        Path(tmp).write_bytes(orjson.dumps(entries))
-        os.replace(tmp, self.path)

@@ -7,8 +7,9 @@ import orjson
 import pytest
 
 from providers.claude_code.provider import ClaudeCodeProvider
-from providers.claude_code.replying import _normalize, _Outbox, records_prompt
+from providers.claude_code.replying import records_prompt
 from providers.errors import ReplyRefused
+from providers.outbox import Outbox, normalize, reply_lock
 
 
 def user(content: str, **extra: object) -> bytes:
@@ -20,7 +21,7 @@ def system(subtype: str, content: str) -> bytes:
 
 
 def receipt(line: bytes, sent: str) -> bool:
-    return records_prompt(line, _normalize(sent))
+    return records_prompt(line, normalize(sent))
 
 
 def test_the_cli_records_nfc_so_combining_characters_match():
@@ -74,7 +75,7 @@ def test_text_with_a_bang_elsewhere_is_sent_and_invisible_characters_are_strippe
 
 
 def test_the_outbox_keeps_each_unconfirmed_text_until_it_is_removed(tmp_path):
-    outbox = _Outbox(str(tmp_path))
+    outbox = Outbox(str(tmp_path))
     assert outbox.find("x") is None
     outbox.add({"want": "x", "offset": 3})
     outbox.add({"want": "y", "offset": 9})  # a later, different text does not confirm "x"
@@ -107,12 +108,11 @@ def test_a_queued_prompt_is_reported_until_the_cli_dequeues_it(tmp_path):
 def test_one_reply_at_a_time_per_run_across_workers(tmp_path):
     # Two workers are two processes with their own provider; the lock is a file lock in the run's
     # spool dir, so a second holder is refused even through another open file.
-    from providers.claude_code.replying import _reply_lock
     from providers.errors import ReplyInFlight
     from providers.schema import RunHandle
 
     handle = RunHandle(run_id=1, worktree="/wt", tmux_socket="s", tmux_session="x", spool_dir=str(tmp_path))
-    with _reply_lock(handle), pytest.raises(ReplyInFlight, match="being sent"), _reply_lock(handle):
+    with reply_lock(handle), pytest.raises(ReplyInFlight, match="being sent"), reply_lock(handle):
         pass
-    with _reply_lock(handle):  # released
+    with reply_lock(handle):  # released
         pass

@@ -1,0 +1,90 @@
+"""A reply's bookkeeping in the run's spool dir, for an adapter that types replies into a TUI and
+confirms each by its receipt in the transcript: one reply at a time per run (`reply_lock`), the
+texts sent but not yet recorded (`Outbox`), and the form a receipt is compared in (`normalize`).
+No Django.
+
+Both files are dotfiles in the spool dir, which providers/hookspool.py skips; the pane is on this
+host, so every lab worker shares the directory.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import unicodedata
+from collections.abc import Iterator
+from pathlib import Path
+
+import orjson
+
+from providers.errors import ReplyInFlight
+from providers.schema import RunHandle
+
+
+def normalize(text: str) -> str:
+    """What a receipt compares: the CLIs record NFC and drop invisible format characters (a lone
+    zero-width joiner too); whitespace is collapsed (a paste wrapper adds newlines)."""
+    text = unicodedata.normalize("NFC", text)
+    text = "".join(ch for ch in text if unicodedata.category(ch) != "Cf")
+    return " ".join(text.split())
+
+
+@contextlib.contextmanager
+def reply_lock(run: RunHandle) -> Iterator[None]:
+    """One reply at a time per run, across every lab worker on the host (a file lock in the
+    run's spool dir); a second raises ReplyInFlight at once."""
+    if not run.spool_dir:
+        yield
+        return
+    Path(run.spool_dir).mkdir(parents=True, exist_ok=True, mode=0o700)
+    fd = os.open(os.path.join(run.spool_dir, ".reply.lock"), os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise ReplyInFlight("Another message to this run is being sent: wait for it.") from None
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
+class Outbox:
+    """Sent texts the CLI has not recorded yet (normalized), where each one's receipt would
+    start, and when: a resend is refused while the first may still land. The newest few are
+    kept."""
+
+    MAX = 8
+
+    def __init__(self, spool_dir: str) -> None:
+        self.path = os.path.join(spool_dir, ".outbox") if spool_dir else ""
+
+    def entries(self) -> list[dict[str, object]]:
+        if not self.path:
+            return []
+        try:
+            data = orjson.loads(Path(self.path).read_bytes())
+        except (OSError, orjson.JSONDecodeError):
+            return []
+        return [e for e in data if isinstance(e, dict)] if isinstance(data, list) else []
+
+    def find(self, want: str) -> dict[str, object] | None:
+        return next((e for e in self.entries() if e.get("want") == want), None)
+
+    def add(self, entry: dict[str, object]) -> None:
+        kept = [e for e in self.entries() if e.get("want") != entry.get("want")]
+        self._write([*kept, entry][-self.MAX :])
+
+    def remove(self, want: str) -> None:
+        self._write([e for e in self.entries() if e.get("want") != want])
+
+    def _write(self, entries: list[dict[str, object]]) -> None:
+        if not self.path:
+            return
+        if not entries:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(self.path)
+            return
+        tmp = f"{self.path}.tmp"
+        Path(tmp).write_bytes(orjson.dumps(entries))
+        os.replace(tmp, self.path)
