@@ -320,14 +320,9 @@ class Script(scripted.Script[Turn]):
         self.agents = dict(agents or {})
         self.on_notification = on_notification
 
-    def prompt(self, body: dict[str, Any]) -> str:
-        return last_human_text(body)
-
-    def continues(self, body: dict[str, Any]) -> bool:
-        return has_tool_result(body)
-
-    def text_turn(self, s: str) -> Turn:
-        return text(s)
+    prompt = staticmethod(last_human_text)
+    continues = staticmethod(has_tool_result)
+    text_turn = staticmethod(text)
 
     def answer_first(self, body: dict[str, Any]) -> Turn | None:
         marker = agent_marker(body, self.agents)

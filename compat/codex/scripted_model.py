@@ -235,14 +235,9 @@ class Script(scripted.Script[Turn]):
     (or lists of Turns) go to the ordered queue, Rules to the rule list.
     """
 
-    def prompt(self, body: dict[str, Any]) -> str:
-        return last_human_text(body)
-
-    def continues(self, body: dict[str, Any]) -> bool:
-        return has_function_call_output(body)
-
-    def text_turn(self, s: str) -> Turn:
-        return text(s)
+    prompt = staticmethod(last_human_text)
+    continues = staticmethod(has_function_call_output)
+    text_turn = staticmethod(text)
 
 
 def demo_script() -> Script:

@@ -16,6 +16,7 @@ import pytest
 
 from compat.claude_code.drift import catalog_drift, norm
 from compat.claude_code.live import ClaudeTUI, user_texts
+from compat.live import tui_factory
 from providers.claude_code.commands import BUILTINS, BUNDLED, command_catalog
 from providers.schema import CommandRole
 
@@ -38,21 +39,18 @@ def write(root: Path, rel: str, text: str) -> None:
 @pytest.fixture
 def wide_tui(claude_home) -> Iterator[Any]:
     """Like ``live_tui`` but 250 columns wide, so no menu description is cut."""
-    started: list[ClaudeTUI] = []
 
-    def start(*extra: str) -> ClaudeTUI:
-        tui = ClaudeTUI(claude_home.env, claude_home.worktree, width=WIDTH, height=HEIGHT)
-        started.append(tui)
-        tui.start(*extra)
-        tui.wait_ready()
-        tui.wait_input_live()  # the footer can draw a beat before the composer takes keys
-        return tui
+    def make() -> ClaudeTUI:
+        return ClaudeTUI(claude_home.env, claude_home.worktree, width=WIDTH, height=HEIGHT)
 
-    try:
-        yield start
-    finally:
-        for tui in started:
-            tui.kill()
+    with tui_factory(make) as start:
+
+        def start_live(*extra: str) -> ClaudeTUI:
+            tui = start(*extra)
+            tui.wait_input_live()  # the footer can draw a beat before the composer takes keys
+            return tui
+
+        yield start_live
 
 
 def selected_row(pane: str) -> tuple[str, str] | None:
