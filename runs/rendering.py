@@ -6,9 +6,12 @@ from __future__ import annotations
 import dataclasses
 import functools
 import re
+from typing import Any
 
 import nh3
-from django.template.loader import render_to_string
+from django.core.signals import setting_changed
+from django.dispatch import receiver
+from django.template.loader import get_template
 from markdown_it import MarkdownIt
 
 from providers.schema import Message
@@ -101,7 +104,27 @@ def whole_message_html(message: Message, epoch: str) -> str:
 
 
 def _render(message: Message, epoch: str, full_length: int) -> str:
-    return render_to_string(
+    return render(
         "runs/detail.html#message",
         {"message": message, "epoch": epoch, "full_length": full_length, "shown_length": MESSAGE_TEXT_MAX},
     )
+
+
+# The pushed fragments' templates, each found once: render_to_string looks the name up through
+# every engine and its loaders on each call, and a wake renders two or three of them per
+# appended message.
+_templates: dict[str, Any] = {}
+
+
+def render(name: str, context: dict[str, Any]) -> str:
+    """render_to_string(name, context) for a template this process has rendered before."""
+    template = _templates.get(name)
+    if template is None:
+        template = _templates[name] = get_template(name)
+    return template.render(context)
+
+
+@receiver(setting_changed)
+def _forget_templates(*, setting: str, **kwargs: object) -> None:
+    if setting == "TEMPLATES":  # as Django resets its engines (django.test.signals)
+        _templates.clear()

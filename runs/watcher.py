@@ -22,7 +22,6 @@ from typing import Any
 from asgiref.sync import sync_to_async
 from channels.layers import get_channel_layer
 from django.db import connections
-from django.template.loader import render_to_string
 
 from providers.base import LiveSignals
 from providers.schema import Dialog, RunState
@@ -31,6 +30,7 @@ from runs import feed, selectors, services
 from runs.inotify import hub
 from runs.leases import WatchLease
 from runs.models import Run
+from runs.rendering import render
 from runs.transcripts import TranscriptIndex, indexed, on_full_index, transcript_index
 
 log = logging.getLogger(__name__)
@@ -316,7 +316,7 @@ class RunWatcher:
             return self.panel
         self.panel_key = key
         provider = run.provider
-        return render_to_string(
+        return render(
             "runs/detail.html#panel",
             {
                 "run": run,

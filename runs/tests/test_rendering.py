@@ -6,10 +6,12 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
+from django.template import TemplateDoesNotExist
+from django.template.loader import render_to_string
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from runs.rendering import full_markdown_html, markdown_html, prose_html
+from runs.rendering import full_markdown_html, markdown_html, prose_html, render
 
 # Pieces of Markdown and of what the fast path refuses, beside plain words: the fast path must
 # either refuse a text or render it as markdown-it + nh3 would.
@@ -58,3 +60,12 @@ def test_plain_prose_takes_the_fast_path(text: str) -> None:
 )
 def test_markdown_syntax_takes_the_full_renderer(text: str) -> None:
     assert prose_html(text) is None
+
+
+def test_a_fragment_is_rendered_as_render_to_string_renders_it(settings) -> None:
+    context = {"epoch": "e", "seq": 3, "oob": True}
+    assert render("runs/detail.html#cursor", context) == render_to_string("runs/detail.html#cursor", context)
+    # Found once, but found again when the settings change (as Django's engines are).
+    settings.TEMPLATES = [{**settings.TEMPLATES[0], "DIRS": []}]
+    with pytest.raises(TemplateDoesNotExist):
+        render("runs/detail.html#cursor", context)
