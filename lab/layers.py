@@ -16,6 +16,7 @@ from typing import Any
 
 from channels.exceptions import ChannelFull
 from channels.layers import InMemoryChannelLayer as _InMemoryChannelLayer
+from django.utils.safestring import SafeString
 
 SWEEP_EVERY_S = 1.0
 
@@ -51,4 +52,5 @@ class InMemoryChannelLayer(_InMemoryChannelLayer):
             raise ChannelFull(channel) from None
 
 
-_IMMUTABLE = frozenset({str, int, float, bool, bytes, type(None)})
+# SafeString too: every rendered fragment is one (the panel in each run.update), and it is a str.
+_IMMUTABLE = frozenset({str, SafeString, int, float, bool, bytes, type(None)})
