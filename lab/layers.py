@@ -10,6 +10,7 @@ second expires everything as it did, at most a second later.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from copy import deepcopy
 from typing import Any
@@ -50,6 +51,17 @@ class InMemoryChannelLayer(_InMemoryChannelLayer):
             queue.put_nowait((time.time() + self.expiry, dict(message) if flat else deepcopy(message)))
         except asyncio.QueueFull:
             raise ChannelFull(channel) from None
+
+    async def group_send(self, group: str, message: dict[str, Any]) -> None:
+        """channels' group_send without a task per member (it creates one for each and waits
+        for them all): send above never waits, a full queue raises at once, so the members are
+        sent to in turn, as channels' own tasks would have done."""
+        assert isinstance(message, dict), "message is not a dict"
+        self.require_valid_group_name(group)
+        self._clean_expired()
+        for channel in list(self.groups.get(group, ())):
+            with contextlib.suppress(ChannelFull):
+                await self.send(channel, message)
 
 
 # SafeString too: every rendered fragment is one (the panel in each run.update), and it is a str.
