@@ -10,12 +10,14 @@ second expires everything as it did, at most a second later.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from copy import deepcopy
 from typing import Any
 
 from channels.exceptions import ChannelFull
 from channels.layers import InMemoryChannelLayer as _InMemoryChannelLayer
+from django.utils.safestring import SafeString
 
 SWEEP_EVERY_S = 1.0
 
@@ -50,5 +52,17 @@ class InMemoryChannelLayer(_InMemoryChannelLayer):
         except asyncio.QueueFull:
             raise ChannelFull(channel) from None
 
+    async def group_send(self, group: str, message: dict[str, Any]) -> None:
+        """channels' group_send without a task per member (it creates one for each and waits
+        for them all): send above never waits, a full queue raises at once, so the members are
+        sent to in turn, as channels' own tasks would have done."""
+        assert isinstance(message, dict), "message is not a dict"
+        self.require_valid_group_name(group)
+        self._clean_expired()
+        for channel in list(self.groups.get(group, ())):
+            with contextlib.suppress(ChannelFull):
+                await self.send(channel, message)
 
-_IMMUTABLE = frozenset({str, int, float, bool, bytes, type(None)})
+
+# SafeString too: every rendered fragment is one (the panel in each run.update), and it is a str.
+_IMMUTABLE = frozenset({str, SafeString, int, float, bool, bytes, type(None)})

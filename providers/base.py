@@ -117,7 +117,12 @@ class LiveSignals(Protocol):
     ordering with read_transcript, and nothing learnt from another caller. lab calls these from
     any worker, often one that has not read the transcript (a page load, an answer's re-check),
     so a channel the transcript has to complete (a decline that gets no closing hook) reads the
-    transcript itself."""
+    transcript itself.
+
+    What a watcher relies on to skip them (runs/watcher.py, LIVE_RECHECK_S): their answers, and
+    locate_transcript's, change only with a file event in the run's spool dir or beside the
+    transcript (any entry but the transcript itself), except that an append to the transcript
+    may close what they report open; the sweep may wait a few seconds."""
 
     def pending_dialog(self, run: RunHandle) -> Dialog | None: ...
 

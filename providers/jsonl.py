@@ -2,8 +2,9 @@
 
 Generic: no Django, no knowledge of any agent CLI. A caller keeps (offset, inode, skip_from)
 between calls; each call reads only what was appended since, holds back a partial last line,
-and detects truncation or replacement. Memory per call is bounded by `max_bytes` (the lines it
-returns) no matter how large the file is; a line longer than `max_line_bytes` is skipped
+and detects truncation or replacement. One call reads at most `max_bytes`, or one line when
+a line longer than that is all it would return: its memory is bounded by the larger of the two
+(plus a chunk) no matter how large the file is; a line longer than `max_line_bytes` is skipped
 without ever being held whole.
 """
 
@@ -78,8 +79,7 @@ def read_lines(
             reset=reset,
             skip_from=skip_from,
             max_line_bytes=max_line_bytes,
-            # The budget must exceed one line, or a long line could never complete.
-            max_bytes=max(max_bytes, max_line_bytes + 1),
+            max_bytes=max_bytes,
             chunk_bytes=chunk_bytes,
         )
     finally:
@@ -100,7 +100,16 @@ def _read_from(
     scan = _Scan(max_line_bytes=max_line_bytes, line_start=offset, skip_from=skip_from)
     pos = offset  # file position of the next byte to read
     budget = max_bytes
-    while budget > 0 and (chunk := os.pread(fd, min(chunk_bytes, budget), pos)):
+    more = False
+    while True:
+        if budget <= 0 and not scan.empty_handed():
+            more = True  # stopped at the budget: call again for the rest
+            break
+        # Past the budget only to finish a line longer than it (or find it is over
+        # max_line_bytes): a pass that returned nothing would never move the cursor.
+        chunk = os.pread(fd, min(chunk_bytes, budget) if budget > 0 else chunk_bytes, pos)
+        if not chunk:
+            break
         budget -= len(chunk)
         scan.feed(chunk, pos)
         pos += len(chunk)
@@ -114,7 +123,7 @@ def _read_from(
         oversized=len(scan.skipped),
         skipped=scan.skipped,
         skip_from=scan.skip_from,
-        more=budget <= 0,
+        more=more,
     )
 
 
@@ -130,6 +139,10 @@ class _Scan:
     skipped: list[tuple[int, int]] = field(default_factory=list)
     carry: list[bytes] = field(default_factory=list)  # pieces of the current incomplete line
     carry_len: int = 0
+
+    def empty_handed(self) -> bool:
+        """Nothing to return yet but the start of a line still within max_line_bytes."""
+        return not self.lines and not self.skipped and self.skip_from is None
 
     def feed(self, chunk: bytes, base: int) -> None:
         """`chunk` is the file's bytes from offset `base`."""

@@ -19,12 +19,12 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from asgiref.sync import sync_to_async
-from django.template.loader import render_to_string
 
 from broadcast import groups
 from providers.schema import Dialog, DialogKind, RunState
 from runs import services
 from runs.models import Run
+from runs.rendering import render
 from runs.transcripts import transcript_tail
 
 FEED_GROUP = groups.FEED
@@ -152,7 +152,7 @@ async def state_changed(layer: Any, run: Run, *, previous: str, state: str) -> N
         r = await sync_to_async(row, thread_sensitive=False)(run, state)
     else:
         r = row(run, state)
-    html = render_to_string("runs/list.html#row", {"row": r, "oob": True})
+    html = render("runs/list.html#row", {"row": r, "oob": True})
     await layer.group_send(ROWS_GROUP, {"type": groups.HTML_EVENT, "html": html})
     await layer.group_send(
         FEED_GROUP, {"type": groups.FEED_EVENT, "text": frame(runs=[entry(r)], notify=notify)}

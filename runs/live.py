@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from django.template.loader import render_to_string
-
 from providers.schema import Message
 from runs.models import Run
-from runs.rendering import message_html
+from runs.rendering import message_html, render
 from runs.transcripts import PAGE, TAIL, Tail, indexed, transcript_index, transcript_tail
 
 # More missed messages than this and the page is re-rendered from its last page instead.
@@ -23,11 +21,11 @@ FRAME_MAX_BYTES = 512 * 1024
 
 def append_html(items: list[str], epoch: str, seq: int) -> str:
     """Rendered messages appended to the page's transcript, and the cursor of the last."""
-    return render_to_string("runs/detail.html#append", {"items": items, "epoch": epoch, "seq": seq})
+    return render("runs/detail.html#append", {"items": items, "epoch": epoch, "seq": seq})
 
 
 def cursor_html(epoch: str, seq: int) -> str:
-    return render_to_string("runs/detail.html#cursor", {"epoch": epoch, "seq": seq, "oob": True})
+    return render("runs/detail.html#cursor", {"epoch": epoch, "seq": seq, "oob": True})
 
 
 def append_frames(messages: list[Message], epoch: str) -> list[str]:
@@ -134,7 +132,7 @@ MAX_GAP_FRAMES = 256
 
 
 def transcript_html(run: Run, epoch: str, messages: list[Message], has_earlier: bool) -> str:
-    return render_to_string(
+    return render(
         "runs/detail.html#transcript",
         {
             "run": run,

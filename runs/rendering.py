@@ -6,9 +6,12 @@ from __future__ import annotations
 import dataclasses
 import functools
 import re
+from typing import Any
 
 import nh3
-from django.template.loader import render_to_string
+from django.core.signals import setting_changed
+from django.dispatch import receiver
+from django.template.loader import get_template
 from markdown_it import MarkdownIt
 
 from providers.schema import Message
@@ -38,7 +41,34 @@ _cleaner = nh3.Cleaner(
 
 @functools.lru_cache(maxsize=4096)
 def markdown_html(text: str) -> str:
+    prose = prose_html(text)
+    return prose if prose is not None else full_markdown_html(text)
+
+
+def full_markdown_html(text: str) -> str:
     return _cleaner.clean(_md.render(strip_ansi(text)))
+
+
+# Plain prose: text that no CommonMark rule (nor the table extension, nor the sanitizer) would
+# change but by wrapping its paragraphs. None of the characters that begin inline syntax, an
+# entity, raw HTML, a table or a fence; no control character (ANSI escapes, tabs, CR, NUL) and
+# no non-ASCII space (markdown-it trims those, nh3 writes U+00A0 as &nbsp;); no lone surrogate.
+_PROSE_CHARS = re.compile(
+    r"[^\\`*_\[\]<>&#|~=+\x00-\x09\x0b-\x1f\x7f-\x9f"
+    r"\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ud800-\udfff]*"
+)
+# A line that could begin a block (indented code, a list item, a thematic break, a setext
+# underline) or end in a hard break: leading or trailing spaces, "-", or "1." / "1)".
+_NOT_PROSE_LINE = re.compile(r"^(?:[ -]|\d{1,9}[.)])| $", re.MULTILINE)
+_PARAGRAPH_BREAK = re.compile(r"\n{2,}")
+
+
+def prose_html(text: str) -> str | None:
+    """What full_markdown_html makes of plain prose (byte for byte: a property test checks it),
+    about eight times faster; None when the text is not plain prose."""
+    if _PROSE_CHARS.fullmatch(text) is None or _NOT_PROSE_LINE.search(text) is not None:
+        return None
+    return "".join(f"<p>{p}</p>\n" for p in _PARAGRAPH_BREAK.split(text.strip("\n")) if p)
 
 
 # The most of one message's text (and of its tool input) a page is sent; the rest loads on
@@ -74,7 +104,27 @@ def whole_message_html(message: Message, epoch: str) -> str:
 
 
 def _render(message: Message, epoch: str, full_length: int) -> str:
-    return render_to_string(
+    return render(
         "runs/detail.html#message",
         {"message": message, "epoch": epoch, "full_length": full_length, "shown_length": MESSAGE_TEXT_MAX},
     )
+
+
+# The pushed fragments' templates, each found once: render_to_string looks the name up through
+# every engine and its loaders on each call, and a wake renders two or three of them per
+# appended message.
+_templates: dict[str, Any] = {}
+
+
+def render(name: str, context: dict[str, Any]) -> str:
+    """render_to_string(name, context) for a template this process has rendered before."""
+    template = _templates.get(name)
+    if template is None:
+        template = _templates[name] = get_template(name)
+    return template.render(context)
+
+
+@receiver(setting_changed)
+def _forget_templates(*, setting: str, **kwargs: object) -> None:
+    if setting == "TEMPLATES":  # as Django resets its engines (django.test.signals)
+        _templates.clear()

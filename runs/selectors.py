@@ -25,6 +25,12 @@ def run_state(run: Run, transcript_state: RunState, transcript_dialog: Dialog | 
     returns it."""
     if run.is_ended:
         return RunState.ENDED
+    return state_from(live_state(run), transcript_state, transcript_dialog)
+
+
+def live_state(run: Run) -> RunState | None:
+    """What the live channel says of a run not ended (starting, question, needs_input), or
+    None when it says nothing (then the transcript's state stands)."""
     provider, handle = run.provider, run.handle()
     if isinstance(provider, ConnectingReporter) and provider.connecting(handle):
         return RunState.STARTING
@@ -36,6 +42,15 @@ def run_state(run: Run, transcript_state: RunState, transcript_dialog: Dialog | 
         blocked = provider.blocked_state(handle)
         if blocked is not None:
             return blocked
+    return None
+
+
+def state_from(
+    live: RunState | None, transcript_state: RunState, transcript_dialog: Dialog | None
+) -> RunState:
+    """run_state of a run not ended, given its live_state."""
+    if live is not None:
+        return live
     if transcript_dialog is not None:
         return RunState.QUESTION
     return transcript_state

@@ -13,6 +13,8 @@ import asyncio
 import contextlib
 import logging
 import os
+import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,7 +22,6 @@ from typing import Any
 from asgiref.sync import sync_to_async
 from channels.layers import get_channel_layer
 from django.db import connections
-from django.template.loader import render_to_string
 
 from providers.base import LiveSignals
 from providers.schema import Dialog, RunState
@@ -29,6 +30,7 @@ from runs import feed, selectors, services
 from runs.inotify import hub
 from runs.leases import WatchLease
 from runs.models import Run
+from runs.rendering import render
 from runs.transcripts import TranscriptIndex, indexed, on_full_index, transcript_index
 
 log = logging.getLogger(__name__)
@@ -48,6 +50,11 @@ _steps = ThreadPoolExecutor(max_workers=STEP_THREADS, thread_name_prefix="lab-wa
 # At most this much appended transcript is parsed on the event loop (about 2 ms); more goes
 # to a thread.
 INLINE_MAX_BYTES = 256 * 1024
+# A wake that only appends to the transcript itself caused skips the live channel: the sweep,
+# locate_transcript, and the live signals when they last said nothing. Those change only with
+# another file event in the watched directories (providers/base.py, LiveSignals), except the
+# sweep's clock: at least this often a wake checks them all anyway.
+LIVE_RECHECK_S = 5.0
 
 
 @dataclass
@@ -77,6 +84,12 @@ class RunWatcher:
     panel_key: tuple[object, ...] = ()
     path: str = ""  # the transcript the last step read
     watching: tuple[str, tuple[str, ...]] | None = None  # (transcript path, its watch_paths)
+    # Something other than an append to the transcript woke it (a spool file, another file
+    # beside the transcript, the TUI's exit, a poke, a timeout): check the live channel.
+    live_dirty: bool = True
+    live_checked: float = 0.0  # when the live channel was last checked (time.monotonic)
+    live_quiet: bool = False  # and its signals said nothing then
+    transcript_file: tuple[str, str] = ("", "")  # self.path split: (its directory, its name)
 
     async def main(self) -> None:
         lease = WatchLease(self.run_id)
@@ -105,14 +118,18 @@ class RunWatcher:
                 # Cleared before the step, never after: an event during the step must wake the
                 # next wait (clearing later lost such wakes under load).
                 self.wake.clear()
+                full = self.live_dirty or self.stale or time.monotonic() - self.live_checked >= LIVE_RECHECK_S
+                self.live_dirty = False
                 if run is None or self.stale:
                     # The watcher writes the run's transcript_path and ended_at itself; anything
                     # else lab changes pokes it. So no query per wake.
                     self.stale = False
                     run = await Run.objects.aget(pk=self.run_id)
-                snap = self.step_inline(run)
+                snap = self.step_inline(run, full=full)
                 if snap is None:
-                    snap = await sync_to_async(self.step, thread_sensitive=False, executor=_steps)(run)
+                    snap = await sync_to_async(self.step, thread_sensitive=False, executor=_steps)(
+                        run, full=full
+                    )
                 await self.publish(layer, run, snap)
                 if snap.ended and self.subscribers <= 0:
                     return
@@ -129,8 +146,10 @@ class RunWatcher:
                     pidfd = self.watch_exit(pid)
                     self.has_pidfd = pidfd is not None
                 timeout = None if pidfd is not None or snap.ended else LIVENESS_FALLBACK_S
-                with contextlib.suppress(TimeoutError):
+                try:
                     await asyncio.wait_for(self.wake.wait(), timeout)
+                except TimeoutError:
+                    self.live_dirty = True
         except Run.DoesNotExist:
             return
         except asyncio.CancelledError:
@@ -151,22 +170,31 @@ class RunWatcher:
         the loop: no thread, no grouping delay) until cancelled."""
         inotify = hub()
 
-        def changed(_name: str) -> None:
-            self.wake.set()
+        def on(directory: str) -> Callable[[str], None]:
+            def changed(name: str) -> None:
+                # An append to the transcript itself (its directory and name) leaves the live
+                # channel as it was; any other entry ("" too: the directory, an overflow) may not.
+                if (directory, name) != self.transcript_file:
+                    self.live_dirty = True
+                self.wake.set()
+
+            return changed
 
         added = []
         try:
             for directory in paths:
+                callback = on(directory)
                 try:
-                    inotify.add(directory, changed)
-                    added.append(directory)
+                    inotify.add(directory, callback)
+                    added.append((directory, callback))
                 except OSError:
                     log.warning("cannot watch %s for run %s", directory, self.run_id)
+            self.live_dirty = True
             self.wake.set()  # whatever changed while the watch was being set up
             await asyncio.Event().wait()  # until cancelled: the paths changed or the run ended
         finally:
-            for directory in added:
-                inotify.remove(directory, changed)
+            for directory, callback in added:
+                inotify.remove(directory, callback)
 
     def watch_exit(self, pid: int | None) -> int | None:
         """A pidfd on the TUI's process: readable the moment it exits (also when the whole
@@ -182,16 +210,17 @@ class RunWatcher:
         def exited() -> None:
             loop.remove_reader(fd)  # stays readable forever: one wake is enough
             self.exited = True
+            self.live_dirty = True
             self.wake.set()
 
         loop.add_reader(fd, exited)
         return fd
 
-    def step(self, run: Run) -> Snapshot:
+    def step(self, run: Run, *, full: bool = True) -> Snapshot:
         """The synchronous part, in a thread: liveness, the new messages, the state, the
         panel, and what to watch next."""
         try:
-            snap = self._step(run, inline=False)
+            snap = self._step(run, inline=False, full=full)
         finally:
             # These threads live as long as lab and Django's request cycle never closes their
             # connections: the rare step that writes (a new transcript path, an ended run)
@@ -200,28 +229,32 @@ class RunWatcher:
         assert snap is not None
         return snap
 
-    def step_inline(self, run: Run) -> Snapshot | None:
+    def step_inline(self, run: Run, *, full: bool = True) -> Snapshot | None:
         """The same step on the event loop, for the common wake (a few lines appended to a
         live run's transcript): no thread hop, so no fight for the GIL with the loop's own
         thread. None when the step needs a query, a subprocess, a wait for the index's lock
         or a big read; the caller then runs step() in a thread, which redoes it all."""
-        return self._step(run, inline=True)
+        return self._step(run, inline=True, full=full)
 
-    def _step(self, run: Run, *, inline: bool) -> Snapshot | None:
+    def _step(self, run: Run, *, inline: bool, full: bool = True) -> Snapshot | None:
         """One wake: liveness, the transcript's place, what was appended, the state, the panel.
         The provider and the run's handle are resolved once (`Run.handle()` caches it on the
-        instance) and every read below reuses them."""
+        instance) and every read below reuses them. Without `full` (only the transcript's own
+        appends woke it, see LIVE_RECHECK_S) the live channel is not asked again: no sweep,
+        the transcript stays where it is, and live signals that said nothing still say so."""
         if inline and not run.is_ended and (self.exited or not self.has_pidfd):
             return None  # the run may have ended: ask tmux, write ended_at
         provider, handle = run.provider, run.handle()
-        if isinstance(provider, LiveSignals):
-            # Resolved hook payloads go; the provider keeps what it still needs (cheap: it
-            # looks only when its spool changed).
-            provider.sweep(handle)
+        if full:
+            self.live_checked = time.monotonic()
+            if isinstance(provider, LiveSignals):
+                # Resolved hook payloads go; the provider keeps what it still needs (cheap: it
+                # looks only when its spool changed).
+                provider.sweep(handle)
         # With a pidfd on the TUI the exit is an event; ask tmux (a subprocess) only without one.
         if not run.is_ended and (self.exited or (not self.has_pidfd and not selectors.run_alive(run))):
             services.run_mark_ended(run=run)
-        path = run.transcript_path and provider.locate_transcript(handle)
+        path = run.transcript_path and (provider.locate_transcript(handle) if full else run.transcript_path)
         if path and path != run.transcript_path:
             if inline:
                 return None
@@ -231,11 +264,7 @@ class RunWatcher:
         index = self._read(run, path, inline=inline) if path else None
         if path and index is None:
             return None  # only a thread can read this: the caller runs step()
-        state = (
-            selectors.run_state(run, index.state, index.dialog)
-            if index
-            else selectors.run_state(run, RunState.IDLE)
-        )
+        state = self._state(run, index, full=full)
         dialog = None
         if index is not None and state in selectors.DIALOG_STATES:
             if inline:
@@ -251,6 +280,19 @@ class RunWatcher:
             path=path or "",
             watch=self._watch_paths(run),
         )
+
+    def _state(self, run: Run, index: TranscriptIndex | None, *, full: bool) -> RunState:
+        """selectors.run_state, asking the live channel only when it may have changed: a full
+        wake, or signals that were up last time (an append may close what they showed open)."""
+        if run.is_ended:
+            return RunState.ENDED
+        live = None
+        if full or not self.live_quiet:
+            live = selectors.live_state(run)
+            self.live_quiet = live is None
+        if index is None:
+            return selectors.state_from(live, RunState.IDLE, None)
+        return selectors.state_from(live, index.state, index.dialog)
 
     def _read(self, run: Run, path: str, *, inline: bool) -> TranscriptIndex | None:
         """The run's index advanced over what was appended. Inline (on the loop), only a small
@@ -274,7 +316,7 @@ class RunWatcher:
             return self.panel
         self.panel_key = key
         provider = run.provider
-        return render_to_string(
+        return render(
             "runs/detail.html#panel",
             {
                 "run": run,
@@ -321,6 +363,8 @@ class RunWatcher:
         if snap.state != self.state:
             # The feed hook: the runs lists' rows and every page's count of runs that wait.
             await feed.state_changed(layer, run, previous=self.state, state=snap.state)
+        if snap.path != self.path:
+            self.transcript_file = os.path.split(snap.path) if snap.path else ("", "")
         self.epoch, self.next_seq, self.panel, self.state, self.path = (
             snap.epoch,
             snap.next_seq,
@@ -367,6 +411,7 @@ def poke(run_id: int) -> None:
     watcher = _watchers.get(run_id)
     if watcher is not None and _loop is not None:
         watcher.stale = True
+        watcher.live_dirty = True
         _loop.call_soon_threadsafe(watcher.wake.set)
 
 

@@ -34,3 +34,15 @@ async def test_channels_sweeps_through_it_on_receive_and_group_send():
     sweeps.clear()
     await layer.receive(channel)
     assert sweeps, "receive no longer sweeps through _clean_expired"
+
+
+async def test_a_group_send_reaches_every_member_but_a_full_one_and_sweeps():
+    layer = LabLayer(capacity=1)
+    members = [await layer.new_channel() for _ in range(3)]
+    for channel in members:
+        await layer.group_add("g", channel)
+    await layer.send(members[1], {"type": "first"})  # full now
+    assert layer._next_sweep == 0
+    await layer.group_send("g", {"type": "x", "html": "<p>a</p>"})
+    assert layer._next_sweep > 0, "lab's group_send no longer sweeps through _clean_expired"
+    assert [(await layer.receive(c))["type"] for c in members] == ["x", "first", "x"]

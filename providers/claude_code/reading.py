@@ -21,7 +21,9 @@ from providers.schema import Cursor, RunHandle, TranscriptRead
 
 _AGENT_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")  # compat §13: agentId in the launch result
 UUID_RE = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
-READ_BUDGET = 4 * 1024 * 1024
+# One pass of read_transcript: a first read of a big transcript goes in passes of this much, so
+# its peak stays small (the index calls again until the cursor stops; appends fit in one).
+READ_BUDGET = 512 * 1024
 # The backstop's intents (docs/architecture.md, "Dialog answering"): in memory, per tool_use_id, bounded.
 MAX_INTENTS = 100
 MAX_FIRST_SEEN = 1000  # dialogs whose tool_use a transcript read showed (the settle anchor)
@@ -86,8 +88,8 @@ class Reading(Process):
     def read_transcript(self, path: str, cursor: Cursor) -> TranscriptRead:
         with self._reading_guard:
             intents = dict(self._intents)
-        # One 4 MiB pass per call: bounded memory, and the caller's index gets a checkpoint per
-        # pass of a huge file (it calls again until the cursor stops moving).
+        # One READ_BUDGET pass per call: bounded memory, and the caller's index gets a checkpoint
+        # per pass of a huge file (it calls again until the cursor stops moving).
         read = transcript.read_transcript(path, cursor, intents, max_bytes=READ_BUDGET, max_passes=1)
         if read.dialog is not None:
             with self._reading_guard:

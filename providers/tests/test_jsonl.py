@@ -162,6 +162,68 @@ def test_a_byte_budget_splits_a_large_read(tmp_path: Path) -> None:
     assert calls > 10
 
 
+def test_a_pass_reads_no_more_than_its_budget_unless_one_line_is_longer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    p = tmp_path / "t.jsonl"
+    _write(p, b"".join(f'{{"n":{i:04}}}\n'.encode() for i in range(1000)) + b"x" * 3000 + b"\nend\n")
+    real, read_bytes = os.pread, []
+    monkeypatch.setattr(jsonl.os, "pread", lambda fd, n, at: read_bytes.append(n) or real(fd, n, at))
+    offset, inode, passes = 0, 0, []
+    while True:
+        read_bytes.clear()
+        read = read_lines(str(p), offset, inode, max_line_bytes=8192, max_bytes=500, chunk_bytes=128)
+        passes.append((sum(read_bytes), [raw for _, raw in read.lines]))
+        offset, inode = read.offset, read.inode
+        if not read.more:
+            break
+    assert [raw for _, lines in passes for raw in lines] == [
+        *(f'{{"n":{i:04}}}'.encode() for i in range(1000)),
+        b"x" * 3000,
+        b"end",
+    ]
+    long_pass = next(i for i, (_, lines) in enumerate(passes) if b"x" * 3000 in lines)
+    # The budget holds for every pass but the one that had to finish the long line.
+    assert all(n <= 500 for i, (n, _) in enumerate(passes) if i != long_pass)
+    assert passes[long_pass][0] <= 3001 + 128
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    data=st.lists(st.binary(max_size=40), max_size=30).map(lambda parts: b"\n".join(parts)),
+    limit=st.integers(min_value=1, max_value=48),
+    budget=st.integers(min_value=1, max_value=120),
+    chunk=st.integers(min_value=1, max_value=64),
+)
+def test_reads_in_budgeted_passes_equal_one_whole_read(
+    tmp_path_factory: pytest.TempPathFactory, data: bytes, limit: int, budget: int, chunk: int
+) -> None:
+    path = tmp_path_factory.mktemp("budget") / "t.jsonl"
+    _write(path, data)
+    whole = read_lines(str(path), max_line_bytes=limit, chunk_bytes=chunk)
+    lines: list[tuple[int, bytes]] = []
+    skipped: list[tuple[int, int]] = []
+    offset, inode, skip_from = 0, 0, None
+    for _ in range(10 * len(data) + 2):
+        read = read_lines(
+            str(path),
+            offset,
+            inode,
+            max_line_bytes=limit,
+            skip_from=skip_from,
+            max_bytes=budget,
+            chunk_bytes=chunk,
+        )
+        lines += read.lines
+        skipped += read.skipped
+        offset, inode, skip_from = read.offset, read.inode, read.skip_from
+        if not read.more:
+            break
+    assert lines == whole.lines
+    assert skipped == whole.skipped
+    assert offset == whole.offset
+
+
 @settings(max_examples=150, deadline=None)
 @given(
     data=st.lists(st.binary(max_size=40), max_size=30).map(lambda parts: b"\n".join(parts)),

@@ -1,9 +1,14 @@
 """A watcher wake resolves its run once: one RunHandle for every provider call of the wake (and
-of the next wakes, while the run's fields stay the same), a new one when the transcript moves."""
+of the next wakes, while the run's fields stay the same), a new one when the transcript moves.
+And a wake that only an append to the transcript caused leaves the live channel alone."""
 
 from __future__ import annotations
 
+import asyncio
+import os
+
 import pytest
+from asgiref.sync import sync_to_async
 
 from providers.testing import fake_append
 from runs import models, services
@@ -35,3 +40,61 @@ def test_wakes_build_the_run_handle_once(run, monkeypatch):
     loaded.transcript_path += ".next"  # a clear: the provider is told the new path
     assert loaded.handle().transcript_path.endswith(".next")
     assert len(built) == 2
+
+
+@pytest.mark.django_db
+def test_a_wake_only_the_transcript_caused_asks_the_live_channel_only_while_it_says_something(
+    run, fake_provider, monkeypatch
+):
+    asked = []
+    for name in ("sweep", "locate_transcript", "pending_dialog", "blocked_state"):
+        real = getattr(fake_provider, name)
+        monkeypatch.setattr(fake_provider, name, lambda h, _n=name, _r=real: asked.append(_n) or _r(h))
+    watcher = RunWatcher(run.pk, has_pidfd=True)
+    loaded = Run.objects.get(pk=run.pk)
+    fake_append(loaded.transcript_path, kind="assistant_text", text="zero")
+    assert watcher._step(loaded, inline=False) is not None
+    assert {"sweep", "locate_transcript", "pending_dialog", "blocked_state"} <= set(asked)
+    asked.clear()
+    fake_append(loaded.transcript_path, kind="assistant_text", text="one")
+    snap = watcher.step_inline(loaded, full=False)
+    assert snap is not None and snap.state == "idle" and asked == []
+    # A live signal appears (the fake's flag file beside the transcript): a full wake sees it,
+    # and while it is up an append-only wake asks again (an append may close it).
+    flag = loaded.transcript_path + ".blocked"
+    open(flag, "w").close()
+    assert watcher._step(loaded, inline=False).state == "needs_input"
+    asked.clear()
+    fake_append(loaded.transcript_path, kind="assistant_text", text="two")
+    assert watcher._step(loaded, inline=False, full=False).state == "needs_input"
+    assert "blocked_state" in asked and "sweep" not in asked and "locate_transcript" not in asked
+    os.unlink(flag)
+    assert watcher._step(loaded, inline=False, full=False).state == "idle"
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_only_an_event_on_the_transcript_itself_leaves_the_live_channel_unchecked(run, tmp_path):
+    watcher = RunWatcher(run.pk)
+    path = await sync_to_async(lambda: Run.objects.get(pk=run.pk).transcript_path)()
+    directory, spool = os.path.dirname(path), tmp_path / "spool"
+    spool.mkdir()
+    watcher.transcript_file = os.path.split(path)
+    task = asyncio.create_task(watcher.watch((directory, str(spool))))
+
+    async def woken_by(change) -> bool:
+        await asyncio.wait_for(watcher.wake.wait(), 5)  # the watch is set up (or the last event)
+        await asyncio.sleep(0.05)
+        watcher.wake.clear()
+        watcher.live_dirty = False
+        change()
+        await asyncio.wait_for(watcher.wake.wait(), 5)
+        return watcher.live_dirty
+
+    try:
+        watcher.wake.set()
+        assert not await woken_by(lambda: fake_append(path, kind="assistant_text", text="x"))
+        assert await woken_by(lambda: (spool / "1-2.json").write_text("{}"))
+        assert await woken_by(lambda: fake_append(path + ".blocked", kind="flag"))
+        assert not await woken_by(lambda: fake_append(path, kind="assistant_text", text="y"))
+    finally:
+        task.cancel()
