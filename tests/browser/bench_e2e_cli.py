@@ -24,9 +24,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from compat.scripted_model import dynamic, text, when
 
-from providers.claude_code.provider import enter_delay
+from compat.claude_code.scripted_model import dynamic, text, when
+from providers.claude_code.replying import enter_delay
 from tests.browser.conftest import LabServer, RunPage
 from tests.browser.test_chat_browser import expect_state, open_run, send
 
