@@ -1,4 +1,4 @@
-"""The changes view in Chromium (issue 26): a live run (the real Claude Code TUI against the
+"""The changes view in Chromium: a live run (the real Claude Code TUI against the
 scripted model) writes, edits, stages and commits files; its changes page, opened before the
 turn, refreshes when the turn ends and shows each kind where it belongs."""
 

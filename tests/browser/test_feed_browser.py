@@ -1,4 +1,4 @@
-"""The runs feed in Chromium (issue 26): while the operator looks at the runs list, a live run
+"""The runs feed in Chromium: while the operator looks at the runs list, a live run
 (the real Claude Code TUI against the scripted model) reaches a question; the tab title and the
 favicon count it, the row says what it waits for, an opted-in notification is shown, and a
 click on it opens the run at its dialog."""

@@ -1,4 +1,4 @@
-"""lab on a phone (issue 26): at 390×844 every page and dialog fits the width (no sideways
+"""lab on a phone: at 390×844 every page and dialog fits the width (no sideways
 scrolling; long links, paths and branch names wrap; wide code scrolls inside its own box),
 touch targets are at least 44 px high, the "/" menu's command names stay whole, the state
 badge does not cover messages, and a page woken from sleep reconnects and catches up."""
