@@ -27,7 +27,6 @@ SIGNAL_MODULES = (
     "providers/claude_code/signals.py",
     "providers/claude_code/reading.py",
     "providers/claude_code/tool_results.py",
-    "providers/claude_code/spool.py",
     "providers/claude_code/transcript.py",
     "providers/claude_code/hook_spool.py",
 )

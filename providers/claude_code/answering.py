@@ -13,8 +13,8 @@ from providers.claude_code import recipes
 from providers.claude_code.dialogs import intent_for
 from providers.claude_code.reading import NewLines, transcript_size
 from providers.claude_code.signals import POLL_S, Signals
-from providers.claude_code.spool import spool_events
 from providers.errors import ReplyNotDelivered, SessionGone
+from providers.hookspool import spool_events
 from providers.schema import Answer, Dialog, RunHandle
 from providers.tmux import Tmux
 

@@ -15,8 +15,8 @@ from providers.bounded import put_bounded
 from providers.claude_code import transcript
 from providers.claude_code.dialogs import Intent
 from providers.claude_code.process import Process
-from providers.claude_code.spool import spool_events, spool_signature
 from providers.claude_code.tool_results import ToolResults
+from providers.hookspool import spool_events, spool_signature
 from providers.schema import Cursor, RunHandle, TranscriptRead
 
 _AGENT_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")  # compat §13: agentId in the launch result

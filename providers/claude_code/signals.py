@@ -13,7 +13,7 @@ import time
 from providers.bounded import put_bounded
 from providers.claude_code.livesignals import SpoolView, event_time_ns, fold, sweepable
 from providers.claude_code.reading import Reading
-from providers.claude_code.spool import SpoolSignature, spool_events, spool_signature
+from providers.hookspool import SpoolSignature, spool_events, spool_signature
 from providers.schema import Dialog, DialogKind, RunHandle, RunState
 
 MAX_VIEWS = 256  # cached spool views, one per run

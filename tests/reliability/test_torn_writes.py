@@ -132,7 +132,7 @@ while True:
 
     def check() -> None:
         nonlocal whole
-        from providers.claude_code.spool import spool_events
+        from providers.hookspool import spool_events
 
         names = [n for n in os.listdir(spool) if n.endswith(".json") and not n.startswith(".")]
         assert len(spool_events(str(spool))) == len(names)  # the reader sees exactly the whole ones

@@ -19,7 +19,7 @@ import pytest
 from compat.adapter import AdapterRun
 from compat.claude_code.adapter import backstop_warnings, recorded
 from compat.claude_code.scripted_model import text, tool_use, when
-from providers.claude_code.spool import spool_events
+from providers.hookspool import spool_events
 from providers.schema import Answer, Dialog, DialogKind, MessageKind, RunState
 
 pytestmark = pytest.mark.live

@@ -12,7 +12,7 @@ import pytest
 from compat.claude_code.home import fixtures_dir
 from providers.claude_code import ClaudeCodeProvider
 from providers.claude_code.livesignals import fold, sweepable
-from providers.claude_code.spool import spool_events
+from providers.hookspool import spool_events
 from providers.schema import DialogKind, RunHandle, RunState
 
 SESSION = "5b0c1d2e-0000-4000-8000-000000000001"
