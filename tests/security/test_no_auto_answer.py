@@ -164,8 +164,9 @@ def _reaching_a_key() -> set[str]:
 
 def test_the_data_only_modules_cannot_send_anything():
     # Recipes are data: `recipes.paste(text)` builds an Op; only the adapter's player sends one.
-    assert pure_modules(), "the Claude Code adapter's recipes, at least"
-    for rel in sorted(pure_modules()):
+    pure = pure_modules()
+    assert pure, "the Claude Code adapter's recipes, at least"
+    for rel in sorted(pure):
         tree = ast.parse((REPO / rel).read_text())
         imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) for a in n.names}
         imported |= {n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
@@ -196,8 +197,9 @@ def test_an_adapter_without_a_manifest_fails_loudly():
         manifests(known)
 
 
-def _is_request_handler(qualname: str) -> bool:
-    node, _ = _functions()[qualname]
+def _is_request_handler(qualname: str, functions: dict[str, tuple[ast.AST, set[str]]]) -> bool:
+    node, _ = functions[qualname]
+    assert isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
     return (
         qualname.startswith("runs/views.py:") and bool(node.args.args) and node.args.args[0].arg == "request"
     )
@@ -205,10 +207,11 @@ def _is_request_handler(qualname: str) -> bool:
 
 def test_only_the_operators_request_path_reaches_a_keystroke():
     reach = _reaching_a_key()
+    senders, pure, functions = allowed(), pure_modules(), _functions()
     stray = sorted(
         q
         for q in reach
-        if q not in allowed() and not _is_request_handler(q) and q.split(":")[0] not in pure_modules()
+        if q not in senders and not _is_request_handler(q, functions) and q.split(":")[0] not in pure
     )
     assert stray == [], f"these can send keys without an operator's request: {stray}"
     assert {"runs/services.py:run_reply", "runs/services.py:dialog_answer"} <= reach  # the walk works
