@@ -90,33 +90,55 @@ def _matches(name: str, patterns: list[Any]) -> bool:
 def shell_policy_drops(codex_home: Path, names: Iterable[str]) -> tuple[list[str], str]:
     """The names of `names` that the operator's `[shell_environment_policy]` in config.toml keeps
     from (or overrides in) the agent's shell, and the setting that does it. ([], "") when every
-    one reaches it, which is the case with no policy at all (compat §14)."""
+    one reaches it, which is the case with no policy at all (compat §14).
+
+    The policy of the profile config.toml selects (`profile = "<name>"`) is checked too, as if
+    it stood alone: how 0.171.0 merges a profile's policy with the top-level one was not
+    observed, so a drop by either refuses the run rather than guess."""
     try:
         config = tomllib.loads(_read(codex_home / CONFIG))
     except tomllib.TOMLDecodeError as exc:
         raise ConfigRefused(f"{codex_home / CONFIG} is not TOML: {exc}") from None
-    policy = config.get("shell_environment_policy", {})
+    wanted = sorted(names)
+    policies = [("shell_environment_policy", config.get("shell_environment_policy", {}))]
+    profile = config.get("profile")
+    profiles = config.get("profiles", {})
+    selected = profiles.get(profile) if isinstance(profile, str) and isinstance(profiles, dict) else None
+    if isinstance(selected, dict) and "shell_environment_policy" in selected:
+        policies.append(
+            (f"profiles.{profile}.shell_environment_policy", selected["shell_environment_policy"])
+        )
+    for where, policy in policies:
+        dropped, setting = _policy_drops(policy, wanted)
+        if dropped:
+            return dropped, f"{where}{setting}"
+    return [], ""
+
+
+def _policy_drops(policy: object, wanted: list[str]) -> tuple[list[str], str]:
+    """What one `[shell_environment_policy]` table drops of `wanted`, and the key (".exclude")."""
     if not isinstance(policy, dict):
-        return sorted(names), "shell_environment_policy (not a table)"
+        return wanted, " (not a table)"
     rules: list[tuple[str, Any]] = []
     inherit = policy.get("inherit", "all")
     if inherit != "all":
-        rules.append((f"inherit = {inherit!r}", lambda n: inherit != "core" or n not in SHELL_CORE_VARS))
+        rules.append((f".inherit = {inherit!r}", lambda n: inherit != "core" or n not in SHELL_CORE_VARS))
     if policy.get("ignore_default_excludes", True) is not True:
-        rules.append(("ignore_default_excludes = false", lambda n: _matches(n, list(SHELL_DEFAULT_EXCLUDES))))
+        rules.append(
+            (".ignore_default_excludes = false", lambda n: _matches(n, list(SHELL_DEFAULT_EXCLUDES)))
+        )
     exclude = policy.get("exclude", [])
-    rules.append(("exclude", lambda n: _matches(n, exclude if isinstance(exclude, list) else ["*"])))
+    rules.append((".exclude", lambda n: _matches(n, exclude if isinstance(exclude, list) else ["*"])))
     overrides = policy.get("set", {})
-    rules.append(("set", lambda n: not isinstance(overrides, dict) or n in overrides))
+    rules.append((".set", lambda n: not isinstance(overrides, dict) or n in overrides))
     include_only = policy.get("include_only", [])
     if include_only:
         only = include_only if isinstance(include_only, list) else []
-        rules.append(("include_only", lambda n: not _matches(n, only)))
-    wanted = sorted(names)
+        rules.append((".include_only", lambda n: not _matches(n, only)))
     for setting, drops in rules:
         dropped = [n for n in wanted if drops(n)]
         if dropped:
-            return dropped, f"shell_environment_policy.{setting}"
+            return dropped, setting
     return [], ""
 
 

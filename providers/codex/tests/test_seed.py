@@ -108,3 +108,17 @@ def test_shell_policy_drops_names_as_codex_would(tmp_path: Path, policy, dropped
 
 def test_shell_policy_with_no_config_drops_nothing(tmp_path: Path):
     assert seed.shell_policy_drops(tmp_path / "missing", GUARD_NAMES) == ([], "")
+
+
+def test_the_selected_profiles_shell_policy_is_checked_too(tmp_path: Path):
+    # A profile's policy could strip the guard while the top level says nothing: refused (how
+    # Codex merges the two was not observed, so either one dropping a name is enough).
+    (tmp_path / "config.toml").write_text(
+        'profile = "work"\n\n[profiles.work.shell_environment_policy]\nexclude = ["GIT_*"]\n'
+    )
+    dropped, setting = seed.shell_policy_drops(tmp_path, GUARD_NAMES)
+    assert setting == "profiles.work.shell_environment_policy.exclude"
+    assert dropped and all(name.startswith("GIT_") for name in dropped)
+    # An unselected profile changes nothing.
+    (tmp_path / "config.toml").write_text('[profiles.work.shell_environment_policy]\nexclude = ["GIT_*"]\n')
+    assert seed.shell_policy_drops(tmp_path, GUARD_NAMES) == ([], "")
