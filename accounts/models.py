@@ -7,7 +7,7 @@ import secrets
 from datetime import timedelta
 
 from django.conf import settings
-from django.contrib.auth.base_user import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import models
 from django.utils import timezone
 
@@ -35,7 +35,7 @@ class LoginLink(models.Model):
         return f"login link for {self.user} ({'used' if self.used_at else 'open'})"
 
     @classmethod
-    def issue(cls, user: AbstractBaseUser) -> str:
+    def issue(cls, user: User) -> str:
         token = secrets.token_urlsafe(32)
         cls.objects.create(user=user, digest=_digest(token))
         return token
