@@ -21,6 +21,7 @@ from providers.schema import (
     Cursor,
     Dialog,
     LoginStart,
+    RepositorySetting,
     RunHandle,
     RunState,
     SeedMeta,
@@ -56,7 +57,30 @@ class AgentProvider(abc.ABC):
     def spawn(self, run: RunHandle, options: Mapping[str, str]) -> SpawnResult:
         """Start the real TUI in run.tmux_session on run.tmux_socket, in run.worktree, with
         run.env added to the process environment (the generic layer's commit guard needs it).
-        The transcript path must be known on return, before the first line is written."""
+        The transcript path must be known on return, before the first line is written.
+
+        Obligation (repository trust): unless run.trusted, none of the repository's own agent
+        settings (repository_settings) takes effect: the CLI starts with them not loaded, and may
+        then accept its own folder prompt on the operator's behalf. Where the CLI has no way to
+        start without settings the worktree holds, raise SpawnFailed saying which and why."""
+
+    @abc.abstractmethod
+    def repository_settings(self, checkout: Path) -> list[RepositorySetting]:
+        """What the checkout's own files would make this CLI do once trusted: hooks and their
+        commands, key helpers, environment overrides (redirects=True for a model endpoint or a
+        credential), permission allow rules, MCP servers, shell policies. Reads files only,
+        never runs anything; a file it cannot read or parse is itself a row (its content is
+        unknown, so it may hold anything). [] when the checkout holds none."""
+
+    @abc.abstractmethod
+    def repository_trusted(self, repository: Path) -> bool:
+        """Whether the CLI's own record trusts the repository (its main checkout), as when the
+        operator accepted the CLI's folder prompt there."""
+
+    @abc.abstractmethod
+    def trust_repository(self, repository: Path) -> list[Path]:
+        """Record the operator's trust in the repository where the CLI records it, so it lasts
+        and holds in every worktree of it. Idempotent; returns the files written."""
 
     @abc.abstractmethod
     def seed_workspace(self, worktree: Path, choices: WorkspaceChoices | None = None) -> list[Path]:

@@ -200,6 +200,24 @@ class WorkspaceChoices:
 
 
 @dataclass(frozen=True, slots=True)
+class RepositorySetting:
+    """One thing a repository's own files would make the agent (or git) do: a hook and its
+    command, a key helper, an environment override, a permission allow rule, an MCP server, a
+    shell policy, a git driver. Shown to the operator before the repository is trusted.
+
+    source: the file it comes from, relative to the checkout (".claude/settings.json").
+    kind: what it is, in a few words ("hook", "MCP server", "environment").
+    detail: what exactly, as the file says it ("SessionStart: python3 x.py").
+    redirects: it changes where the agent sends its requests or which credential it uses (a
+    model endpoint, an API key, a key helper): the operator's key could leave the machine."""
+
+    source: str
+    kind: str
+    detail: str
+    redirects: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class SpawnOption:
     """A provider-declared choice on the new-run form, rendered generically."""
 
@@ -224,6 +242,11 @@ class RunHandle:
     # Extra environment for the agent's process, set by the generic layer at spawn (the commit
     # guard's git config); every adapter must pass it through.
     env: tuple[tuple[str, str], ...] = ()
+    # Whether the operator trusts the repository: only then may the repository's own agent
+    # settings take effect (AgentProvider.spawn).
+    trusted: bool = False
+    # The operator's choices for this run (attribution, the repository's MCP servers).
+    choices: WorkspaceChoices = WorkspaceChoices()
 
 
 @dataclass(frozen=True, slots=True)

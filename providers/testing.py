@@ -42,6 +42,7 @@ from providers.schema import (
     Message,
     MessageKind,
     Option,
+    RepositorySetting,
     RunHandle,
     RunState,
     SeedMeta,
@@ -54,6 +55,9 @@ from providers.tmux import LAUNCHER, Tmux
 
 FAKE_ROOT_ENV = "LAB_FAKE_PROVIDER_ROOT"
 FAKE_ANSWER_DELAY_ENV = "LAB_FAKE_ANSWER_DELAY_S"
+# The fake CLI's project settings: one "hook" per line. A line starting "redirect " stands for a
+# changed model endpoint. spawn records in FakeProvider.loaded whether it loaded them.
+FAKE_SETTINGS = ".fake-agent"
 
 
 def fake_root() -> Path:
@@ -71,6 +75,7 @@ class FakeProvider(AgentProvider):
 
     def __init__(self) -> None:
         self.sent: list[tuple[str, object]] = []  # what reached the "TUI", in order
+        self.loaded: list[RepositorySetting] = []  # the project settings spawn took
         self.lock = threading.Lock()
         self.logged_in = False
         self.pending_login = False
@@ -109,12 +114,43 @@ class FakeProvider(AgentProvider):
         path.parent.mkdir(parents=True, exist_ok=True)
         path.touch()
         env = {"PATH": "/usr/bin:/bin", **dict(run.env)}
+        # What the fake "CLI" took from the worktree's own settings (repository trust).
+        self.loaded = self.repository_settings(Path(run.worktree)) if run.trusted else []
         Tmux(run.tmux_socket).new_session(run.tmux_session, cwd=run.worktree, argv=["/bin/cat"], env=env)
         return SpawnResult(session_id=session_id, transcript_path=str(path))
 
     def seed_workspace(self, worktree: Path, choices: WorkspaceChoices | None = None) -> list[Path]:
         self.seeded_choices = choices or WorkspaceChoices()
         return []
+
+    def repository_settings(self, checkout: Path) -> list[RepositorySetting]:
+        try:
+            lines = (Path(checkout) / FAKE_SETTINGS).read_text().splitlines()
+        except FileNotFoundError:
+            return []
+        return [
+            RepositorySetting(FAKE_SETTINGS, "hook", line, redirects=line.startswith("redirect "))
+            for line in lines
+            if line.strip()
+        ]
+
+    def _trust_record(self) -> Path:
+        return fake_root() / "trusted.json"
+
+    def repository_trusted(self, repository: Path) -> bool:
+        try:
+            return os.path.realpath(repository) in json.loads(self._trust_record().read_text())
+        except FileNotFoundError:
+            return False
+
+    def trust_repository(self, repository: Path) -> list[Path]:
+        if self.repository_trusted(repository):
+            return []
+        record = self._trust_record()
+        record.parent.mkdir(parents=True, exist_ok=True)
+        trusted = json.loads(record.read_text()) if record.exists() else []
+        record.write_text(json.dumps([*trusted, os.path.realpath(repository)]))
+        return [record]
 
     def locate_transcript(self, run: RunHandle) -> str:
         # clear/epoch: the newest file of the run's directory (the fake's /new makes one).

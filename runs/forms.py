@@ -5,12 +5,17 @@ from typing import Any
 
 from django import forms
 from django.conf import settings
+from django.urls import reverse
 
 from providers.registry import all_providers, get_provider
 from providers.schema import ProjectServers, WorkspaceChoices
 from runs.services import RUN_NAME_RE, RUN_NAME_RULE
 from seeding import worktrees
+from seeding.repository import RepositoryReview, repository_review
 from seeding.services import default_choices
+
+TRUST = "trust"
+WITHOUT = "without"
 
 
 class NewRunForm(forms.Form):
@@ -51,6 +56,16 @@ class NewRunForm(forms.Form):
         help_text="Servers the repository declares for the agent run code on this machine.",
     )
 
+    trust = forms.ChoiceField(
+        choices=[
+            (TRUST, "Trust this repository: its settings load in this run and in every later one"),
+            (WITHOUT, "Start without them: the repository's agent settings are not loaded"),
+        ],
+        required=False,  # asked only when the repository holds settings and is not trusted yet
+        widget=forms.RadioSelect,
+        label="The repository's own settings",
+    )
+
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         defaults = default_choices()
@@ -61,6 +76,17 @@ class NewRunForm(forms.Form):
         assert isinstance(provider_field, forms.ChoiceField)
         provider_field.choices = [(p.id, p.display_name()) for p in providers]
         self.fields["provider"].initial = settings.LAB_DEFAULT_PROVIDER
+        # What the repository holds is shown as its path is typed (runs/new.html#review).
+        for name in ("repository", "provider"):
+            self.fields[name].widget.attrs.update(
+                {
+                    "hx-get": reverse("runs:new_review"),
+                    "hx-trigger": "change, keyup changed delay:600ms",
+                    "hx-target": "#repository-review",
+                    "hx-swap": "outerHTML",
+                    "hx-include": "[name=repository],[name=provider]",
+                }
+            )
         # The providers' declared spawn options, rendered generically: prefixed by provider id.
         for provider in providers:
             for option in provider.spawn_options():
@@ -83,6 +109,13 @@ class NewRunForm(forms.Form):
         if not worktrees.is_git_repository(path):
             raise forms.ValidationError("Not a git repository.")
         return path
+
+    def review(self) -> RepositoryReview | None:
+        """What the chosen repository holds for the chosen provider; None until both are valid."""
+        data = getattr(self, "cleaned_data", {})
+        if "repository" not in data or "provider" not in data:
+            return None
+        return repository_review(provider_id=data["provider"], repository=data["repository"])
 
     def clean_branch(self) -> str:
         try:

@@ -16,7 +16,7 @@ from django.utils import timezone
 from broadcast import groups
 from providers.base import AgentProvider
 from providers.registry import get_provider
-from providers.schema import RunHandle
+from providers.schema import ProjectServers, RunHandle, WorkspaceChoices
 
 
 class RunQuerySet(models.QuerySet["Run"]):
@@ -48,6 +48,11 @@ class Run(models.Model):
     attribution = models.BooleanField(default=True, help_text="The agent's attribution lines in commits.")
     project_mcp = models.CharField(
         "repository MCP servers", max_length=16, blank=True, help_text="approve or reject"
+    )
+    # Whether the run started with the repository's own agent settings loaded: only when the
+    # operator trusts the repository (AgentProvider.spawn's obligation).
+    repository_trusted = models.BooleanField(
+        default=False, help_text="The repository's own agent settings were loaded (the operator trusts it)."
     )
     created_at = models.DateTimeField(default=timezone.now, db_index=True)
     ended_at = models.DateTimeField(null=True, blank=True)
@@ -87,7 +92,7 @@ class Run(models.Model):
         """What the provider knows of this run. Built once per instance and reused while the
         fields it copies stay the same: a watcher wake makes several provider calls with it."""
         session = (self.tmux_socket, self.tmux_session, self.session_id)
-        key = (self.pk, self.worktree, *session, self.transcript_path)
+        key = (self.pk, self.worktree, *session, self.transcript_path, self.repository_trusted, self.choices)
         cached = self.__dict__.get("_handle")
         if cached is not None and cached[0] == key:
             return cached[1]
@@ -99,9 +104,18 @@ class Run(models.Model):
             session_id=self.session_id,
             transcript_path=self.transcript_path,
             spool_dir=str(self.spool_dir),
+            trusted=self.repository_trusted,
+            choices=self.choices,
         )
         self.__dict__["_handle"] = (key, handle)
         return handle
+
+    @property
+    def choices(self) -> WorkspaceChoices:
+        """The seeding choices the run started with (a run from before they were recorded has
+        an empty project_mcp: the default)."""
+        servers = ProjectServers(self.project_mcp) if self.project_mcp else ProjectServers.REJECT
+        return WorkspaceChoices(attribution=self.attribution, project_servers=servers)
 
 
 class DialogAnswer(models.Model):

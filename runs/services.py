@@ -66,13 +66,20 @@ def run_start(
     options: Mapping[str, str] | None = None,
     seed: bool = True,
     choices: WorkspaceChoices | None = None,
+    trust: bool = False,
 ) -> Run:
     """Make (or reuse) the branch's worktree, seed it, and start the agent's TUI in it behind
-    the commit guard. `choices` default to the operator's configured ones."""
-    get_provider(provider_id)  # an unknown provider fails before anything is made
+    the commit guard. `choices` default to the operator's configured ones.
+
+    The repository's own agent settings load only if the CLI's record trusts the repository;
+    `trust` is the operator's decision to trust it now (recorded there, so it lasts)."""
+    provider = get_provider(provider_id)  # an unknown provider fails before anything is made
     choices = choices or default_choices()
     repository = Path(repository).resolve()
     worktrees.validate_branch(branch)
+    if trust:
+        provider.trust_repository(worktrees.main_worktree(repository))
+    trusted = provider.repository_trusted(worktrees.main_worktree(repository))
     with _starting():
         name = _run_name(name, branch)
         worktree = _run_worktree(repository, branch, name, base_ref)
@@ -93,6 +100,7 @@ def run_start(
             base_commit=worktrees.head_commit(worktree),
             attribution=choices.attribution,
             project_mcp=choices.project_servers.value,
+            repository_trusted=trusted,
         )
     try:
         return _run_spawn(run, provider_id=provider_id, guard=guard)

@@ -6,6 +6,7 @@ app_name = "runs"
 urlpatterns = [
     path("", views.run_list, name="list"),
     path("runs/new/", views.run_new, name="new"),
+    path("runs/new/repository/", views.run_new_review, name="new_review"),
     path("runs/<int:run_id>/", views.run_detail, name="detail"),
     path("runs/<int:run_id>/messages/", views.run_messages, name="messages"),
     path("runs/<int:run_id>/messages/full/", views.run_message_full, name="message_full"),

@@ -31,13 +31,14 @@ from providers.errors import (
 from providers.registry import get_provider
 from providers.schema import Answer, AuthStatus, Dialog
 from runs import commands, feed, services
-from runs.forms import NewRunForm, ReplyForm
+from runs.forms import TRUST, NewRunForm, ReplyForm
 from runs.live import rerender_html
 from runs.models import Run
 from runs.rendering import message_html, whole_message_html
 from runs.transcripts import PAGE, side_transcript, transcript_page, transcript_tail
 from runs.watcher import poke
 from seeding import worktrees
+from seeding.repository import RepositoryReview
 from seeding.seeder import SeedError
 
 _SIDE_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
@@ -55,15 +56,37 @@ def run_new(request: HttpRequest) -> HttpResponse:
     form = NewRunForm(request.POST or None)
     if request.method != "POST":
         return render(request, "runs/new.html", {"form": form})
+    review = None
     if form.is_valid():
         provider_id = form.cleaned_data["provider"]
+        review = form.review()
         auth = get_provider(provider_id).auth_status()
         if not auth.logged_in:
             return _log_in_first(request, form, provider_id, auth)
-        run = _start(form)
-        if run is not None:
-            return redirect(run)
-    return render(request, "runs/new.html", {"form": form}, status=422)
+        if review is not None and review.needs_decision and not form.cleaned_data["trust"]:
+            form.add_error("trust", "This repository holds settings for the agent (listed above): choose.")
+        else:
+            run = _start(form)
+            if run is not None:
+                return redirect(run)
+    return render(request, "runs/new.html", {"form": form, "review": review or _review(form)}, status=422)
+
+
+@require_GET
+def run_new_review(request: HttpRequest) -> HttpResponse:
+    """The new-run form's account of what the repository holds, as the operator types its
+    path (htmx): nothing while the path is not a git repository."""
+    form = NewRunForm(request.GET)
+    return render(request, "runs/new.html#review", {"review": _review(form), "form": form})
+
+
+def _review(form: NewRunForm) -> RepositoryReview | None:
+    """The review of a form's repository even when other fields are still wrong."""
+    form.is_valid()
+    try:
+        return form.review()
+    except (worktrees.WorktreeError, ProviderError):
+        return None
 
 
 def _log_in_first(request: HttpRequest, form: NewRunForm, provider_id: str, auth: AuthStatus) -> HttpResponse:
@@ -87,6 +110,7 @@ def _start(form: NewRunForm) -> Run | None:
             name=data["name"],
             options=form.spawn_options(),
             choices=form.choices(),
+            trust=data["trust"] == TRUST,
         )
     except worktrees.WorktreeError as exc:
         # Next to the field it is about (the branch in use, the unknown ref, the name).

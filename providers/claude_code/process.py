@@ -16,9 +16,26 @@ import orjson
 from django.conf import settings
 
 from providers.base import AgentProvider
+from providers.claude_code.seed import NO_ATTRIBUTION, project_servers
 from providers.errors import SpawnFailed
-from providers.schema import RunHandle, SpawnResult
+from providers.schema import RunHandle, SpawnResult, WorkspaceChoices
 from providers.tmux import Tmux
+
+# COMPAT-seeding §8: with --setting-sources user the CLAUDE.md of the working directory is not
+# read; of a directory given with --add-dir it is, when this is set.
+UNTRUSTED_ENV = {"CLAUDE_CODE_ADDITIONAL_DIRECTORIES_CLAUDE_MD": "1"}
+
+
+def untrusted_settings(worktree: Path, choices: WorkspaceChoices) -> dict[str, object]:
+    """The operator's choices for a run whose local settings file is not loaded: attribution
+    as chosen, and every server the repository's .mcp.json declares disabled (an untrusted
+    repository's servers never start, whatever the choice)."""
+    out: dict[str, object] = {"enableAllProjectMcpServers": False}
+    if servers := project_servers(worktree):
+        out["disabledMcpjsonServers"] = servers
+    if not choices.attribution:
+        out["attribution"] = dict(NO_ATTRIBUTION)
+    return out
 
 
 def project_dir_name(cwd: str) -> str:
@@ -65,15 +82,28 @@ class Process(AgentProvider):
             if not re.fullmatch(r"[a-z0-9.\-]{1,64}", model):
                 raise SpawnFailed(f"Not a model name: {model!r}.")
             argv += ["--model", model]
+        inline: dict[str, object] = {}
         if run.spool_dir:
             Path(run.spool_dir).mkdir(parents=True, exist_ok=True, mode=0o700)
-            argv += ["--settings", orjson.dumps(self.hook_settings(run.spool_dir)).decode()]
+            inline.update(self.hook_settings(run.spool_dir))
         env = {**self.agent_env(), **dict(run.env)}
+        if not run.trusted:
+            argv += self.untrusted_args(cwd)
+            inline.update(untrusted_settings(Path(cwd), run.choices))
+            env.update(UNTRUSTED_ENV)
+        if inline:
+            argv += ["--settings", orjson.dumps(inline).decode()]
         # The environment file goes beside the spool, in the run's private directory.
         env_dir = str(Path(run.spool_dir).parent) if run.spool_dir else None
         Tmux(run.tmux_socket).new_session(run.tmux_session, cwd=cwd, argv=argv, env=env, env_dir=env_dir)
         path = self.transcript_root() / project_dir_name(cwd) / f"{session_id}.jsonl"
         return SpawnResult(session_id=session_id, transcript_path=str(path))
+
+    def untrusted_args(self, cwd: str) -> list[str]:
+        """COMPAT-seeding §8: only the user's settings load, so none of the repository's (its
+        hooks, key helper, environment, permission rules, MCP approvals) takes effect; the
+        worktree added as a directory brings its CLAUDE.md back (UNTRUSTED_ENV)."""
+        return ["--setting-sources", "user", "--add-dir", cwd]
 
     def hook_settings(self, spool_dir: str) -> dict[str, object]:
         """compat §8: --settings takes inline JSON; each hook runs our spool writer."""

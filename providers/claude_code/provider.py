@@ -13,17 +13,17 @@ from pathlib import Path
 
 from django.conf import settings
 
-from providers.claude_code import auth
+from providers.claude_code import auth, seed, trust
 from providers.claude_code.answering import Answering
 from providers.claude_code.commands import command_catalog
 from providers.claude_code.replying import Replying
-from providers.claude_code.seed import SEED_META, seed_workspace
 from providers.schema import (
     AuthFlow,
     AuthFlowKind,
     AuthStatus,
     CommandSpec,
     LoginStart,
+    RepositorySetting,
     SeedMeta,
     SpawnOption,
     WorkspaceChoices,
@@ -45,7 +45,7 @@ class ClaudeCodeProvider(Replying, Answering):
         )
 
     def seed_meta(self) -> SeedMeta:
-        return SEED_META
+        return seed.SEED_META
 
     def spawn_options(self) -> list[SpawnOption]:
         return [
@@ -83,9 +83,20 @@ class ClaudeCodeProvider(Replying, Answering):
         # Only the key lab itself passes the agent (LAB_AGENT_ENV) is approved: never one
         # found anywhere else.
         api_key = settings.LAB_AGENT_ENV.get("ANTHROPIC_API_KEY") or None
-        return seed_workspace(
+        return seed.seed_workspace(
             Path(worktree), home=self.home(), choices=choices or WorkspaceChoices(), api_key=api_key
         )
+
+    # --- repository trust (trust.py; the record in seed.py) ---------------------------------
+
+    def repository_settings(self, checkout: Path) -> list[RepositorySetting]:
+        return trust.repository_settings(Path(checkout))
+
+    def repository_trusted(self, repository: Path) -> bool:
+        return seed.repository_trusted(Path(repository), home=self.home())
+
+    def trust_repository(self, repository: Path) -> list[Path]:
+        return seed.trust_repository(Path(repository), home=self.home())
 
     # --- auth (auth.py) --------------------------------------------------------------------
 

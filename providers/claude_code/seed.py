@@ -86,25 +86,46 @@ def _grant_first_run(worktree: Path, home: Path, api_key: str | None) -> list[Pa
     """Onboarding done, `api_key` approved (when given), and `worktree` (its realpath, the key
     the CLI looks up) trusted: the three first-run screens of COMPAT-seeding §7 and §1.
 
-    Touches only hasCompletedOnboarding, customApiKeyResponses (the key's tail added to
-    approved, removed from rejected) and projects[<realpath>].{hasTrustDialogAccepted,
-    hasCompletedProjectOnboarding}, for the worktree and its repository's main checkout;
-    every other key is preserved. Returns the files written
-    (the config, and the one-generation backup the first time lab changes an existing file).
+    The folder's trust skips the CLI's prompt only: what the repository's settings may do is
+    the operator's decision (trust_repository, for the main checkout), and until it is made
+    the run starts with them not loaded (Process.spawn). Touches only hasCompletedOnboarding,
+    customApiKeyResponses (the key's tail added to approved, removed from rejected) and
+    projects[<realpath>].{hasTrustDialogAccepted, hasCompletedProjectOnboarding}; every other
+    key is preserved. Returns the files written (the config, and the one-generation backup the
+    first time lab changes an existing file).
     """
-    keys = [os.path.realpath(worktree)]
-    # COMPAT-seeding §7: in a linked worktree whose committed settings pre-approve tool
-    # permissions, 2.1.328 asks for trust again unless the repository's main checkout is
-    # trusted. The operator chose this repository for the run: its committed files are the
-    # same in every worktree, so lab trusts the repository, not only the worktree.
-    if (main := _main_checkout(Path(keys[0]))) is not None and main != keys[0]:
-        keys.append(main)
+    return _update_config(home, [os.path.realpath(worktree)], api_key)
+
+
+def trust_repository(repository: Path, *, home: Path) -> list[Path]:
+    """COMPAT-seeding §7: the CLI's own record of trust in a repository is its main checkout's
+    projects entry; a linked worktree of a trusted main checkout loads the committed settings
+    without asking again."""
+    main = _main_checkout(Path(os.path.realpath(repository))) or os.path.realpath(repository)
+    return _update_config(home, [main], None, onboarding=False)
+
+
+def repository_trusted(repository: Path, *, home: Path) -> bool:
+    main = _main_checkout(Path(os.path.realpath(repository))) or os.path.realpath(repository)
+    config = Path(os.path.realpath(Path(home) / CONFIG_NAME))
+    try:
+        state = _parse(_read(config)[0], config)
+    except ConfigRefused:
+        return False
+    projects = state.get("projects")
+    entry = projects.get(main) if isinstance(projects, dict) else None
+    return isinstance(entry, dict) and entry.get("hasTrustDialogAccepted") is True
+
+
+def _update_config(
+    home: Path, keys: list[str], api_key: str | None, *, onboarding: bool = True
+) -> list[Path]:
     # Write through a symlinked config (dotfile managers) instead of replacing the link.
     config = Path(os.path.realpath(Path(home) / CONFIG_NAME))
     for _ in range(_RETRIES):
         raw, fingerprint = _read(config)
         state = _parse(raw, config)
-        changed = [_grant_onboarding(state), _grant_api_key(state, api_key)]
+        changed = [onboarding and _grant_onboarding(state), _grant_api_key(state, api_key)]
         changed += [_grant(state, key) for key in keys]
         if not any(changed):
             return []
@@ -123,7 +144,7 @@ def _apply_choices(worktree: Path, choices: WorkspaceChoices) -> list[Path]:
     _refuse_links(root, path)
     raw, _ = _read(path)
     state = _parse(raw, path)
-    if not _choose(state, choices, _project_servers(root)):
+    if not _choose(state, choices, project_servers(root)):
         return []
     if _tracked(root, LOCAL_SETTINGS):
         raise ConfigRefused(
@@ -156,14 +177,16 @@ def _choose(state: dict[str, Any], choices: WorkspaceChoices, servers: list[str]
     return json.dumps(state, sort_keys=True) != before
 
 
-def _project_servers(root: Path) -> list[str]:
+def project_servers(root: Path) -> list[str]:
     """The server names of the repository's .mcp.json (COMPAT-seeding §5); [] when there is
     none or the CLI could not read it either."""
     try:
-        fd = os.open(root / ".mcp.json", os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        fd = os.open(root / ".mcp.json", os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
     except OSError:
         return []
     with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return []  # a FIFO or a device: the CLI cannot read servers from it either
         try:
             servers = json.loads(f.read(1 << 20)).get("mcpServers")
         except (ValueError, AttributeError):

@@ -18,10 +18,17 @@ import orjson
 from django.conf import settings
 
 from providers.base import AgentProvider
-from providers.codex import transcript
+from providers.codex import transcript, trust
 from providers.codex.commands import CLEAR, command_catalog
 from providers.codex.dialogs import DENY, choice_for
-from providers.codex.seed import SEED_META, SPOOL_ENV, install_hooks, shell_policy_drops, trust_project
+from providers.codex.seed import (
+    SEED_META,
+    SPOOL_ENV,
+    config_policy_drops,
+    install_hooks,
+    shell_policy_drops,
+    trust_project,
+)
 from providers.codex.spool import (
     SpoolView,
     current_identity,
@@ -53,6 +60,8 @@ from providers.schema import (
     Dialog,
     LoginStart,
     MessageKind,
+    ProjectServers,
+    RepositorySetting,
     RunHandle,
     RunState,
     SeedMeta,
@@ -196,13 +205,15 @@ class CodexProvider(AgentProvider):
         # §13: what lab puts in the run's environment (the commit guard) must reach the agent's
         # shell; an operator's shell_environment_policy that drops it would let the agent commit
         # unguarded (or break every git it runs), so that run does not start.
-        dropped, setting = shell_policy_drops(self.codex_home(), [name for name, _ in run.env])
+        guarded = [name for name, _ in run.env]
+        dropped, setting = shell_policy_drops(self.codex_home(), guarded)
         if dropped:
             raise SpawnFailed(
                 f"Codex's {setting} in {self.codex_home() / 'config.toml'} keeps "
                 f"{', '.join(dropped)} from the agent's shell: lab's commit guard would not apply. "
                 "Let these names through (or remove the setting) to start Codex runs."
             )
+        argv += self.repository_layer_args(run, guarded)
         env = {**self.agent_env(), **dict(run.env), SPOOL_ENV: run.spool_dir}
         Tmux(run.tmux_socket).new_session(
             run.tmux_session,
@@ -213,6 +224,42 @@ class CodexProvider(AgentProvider):
         )
         return SpawnResult(session_id="", transcript_path=self.placeholder(run.spool_dir))
 
+    def repository_layer_args(self, run: RunHandle, guarded: list[str]) -> list[str]:
+        """§15: the worktree's own `.codex/` layer. Untrusted, Codex has no way to start without
+        it but its "Open restricted" screen, so a worktree that has one does not start. Trusted,
+        it loads: its shell policy must keep the commit guard, and its MCP servers start only
+        if the operator approved them (else each is turned off by an override)."""
+        worktree = Path(run.worktree)
+        entries = trust.project_entries(worktree)
+        if not run.trusted:
+            if entries:
+                names = ", ".join(f".codex/{e}" for e in entries)
+                raise SpawnFailed(
+                    f"The repository has Codex project settings ({names}) "
+                    "and is not trusted. Codex 0.171.0 cannot start without them except on a screen lab "
+                    "does not drive: trust the repository on the new-run page, or remove .codex/ from "
+                    "the branch, to start this run."
+                )
+            return []
+        problems: list[RepositorySetting] = []
+        config = trust.project_config(worktree, problems)
+        if problems:
+            raise SpawnFailed(f"The repository's .codex/config.toml: {problems[0].detail}.")
+        dropped, setting = config_policy_drops(config or {}, guarded)
+        if dropped:
+            raise SpawnFailed(
+                f"The repository's .codex/config.toml sets {setting}, which keeps {', '.join(dropped)} "
+                "from the agent's shell: lab's commit guard would not apply. Remove the setting to start."
+            )
+        if run.choices.project_servers == ProjectServers.APPROVE:
+            return []
+        args = []
+        for name in trust.mcp_servers(config):
+            if not trust.PLAIN_NAME.fullmatch(name):
+                raise SpawnFailed(f"lab cannot turn off the repository's MCP server {name!r} (its name).")
+            args += ["-c", f"mcp_servers.{name}.enabled=false"]
+        return args
+
     @staticmethod
     def placeholder(spool_dir: str) -> str:
         """§5: the rollout is written at the first submit, under a name lab cannot know before.
@@ -222,9 +269,20 @@ class CodexProvider(AgentProvider):
 
     def seed_workspace(self, worktree: Path, choices: WorkspaceChoices | None = None) -> list[Path]:
         # §9: WorkspaceChoices: 0.171.0 adds no attribution line to commits (nothing to turn
-        # off), and a repository's MCP servers are not started from the worktree's files unless
-        # its .codex/config.toml declares them; neither choice has a setting to apply.
+        # off); a repository's MCP servers come only from its .codex/config.toml, which loads
+        # in a trusted run only and is answered at spawn (repository_layer_args).
         return [*trust_project(self.codex_home(), Path(worktree)), *install_hooks(self.codex_home())]
+
+    # --- repository trust (trust.py) -------------------------------------------------------
+
+    def repository_settings(self, checkout: Path) -> list[RepositorySetting]:
+        return trust.repository_settings(Path(checkout))
+
+    def repository_trusted(self, repository: Path) -> bool:
+        return trust.repository_trusted(self.codex_home(), Path(repository))
+
+    def trust_repository(self, repository: Path) -> list[Path]:
+        return trust.trust_repository(self.codex_home(), Path(repository))
 
     # --- transcript ------------------------------------------------------------------------
 

@@ -99,6 +99,12 @@ def shell_policy_drops(codex_home: Path, names: Iterable[str]) -> tuple[list[str
         config = tomllib.loads(_read(codex_home / CONFIG))
     except tomllib.TOMLDecodeError as exc:
         raise ConfigRefused(f"{codex_home / CONFIG} is not TOML: {exc}") from None
+    return config_policy_drops(config, names)
+
+
+def config_policy_drops(config: dict[str, Any], names: Iterable[str]) -> tuple[list[str], str]:
+    """shell_policy_drops for one parsed config.toml (the operator's, or a trusted
+    repository's .codex/config.toml, which Codex layers over it)."""
     wanted = sorted(names)
     policies = [("shell_environment_policy", config.get("shell_environment_policy", {}))]
     profile = config.get("profile")

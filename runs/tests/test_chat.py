@@ -178,7 +178,9 @@ def test_a_new_run_from_the_form(authed_client, fake_provider, git_repo):
     assert fake_provider.seeded_choices == WorkspaceChoices(attribution=False)
     assert (run.attribution, run.project_mcp) == (False, "reject")
     body = authed_client.get(f"/runs/{run.pk}/").content.decode()
-    assert "and its attribution lines are removed" in body and "MCP servers: rejected" in body
+    assert "and its attribution lines are removed" in body
+    # Not trusted: the repository's settings (its MCP servers among them) are not loaded.
+    assert "agent settings: not loaded (not trusted), its MCP servers not started" in body
 
 
 def test_the_new_run_form_offers_the_seeding_choices_with_the_configured_defaults(
