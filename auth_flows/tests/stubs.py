@@ -20,6 +20,7 @@ from providers.schema import (
     Cursor,
     Dialog,
     LoginStart,
+    RepositorySetting,
     RunHandle,
     SeedMeta,
     SpawnOption,
@@ -57,6 +58,15 @@ class _NotARunner(AgentProvider):
         raise NotImplementedError
 
     def seed_workspace(self, worktree: Path, choices: WorkspaceChoices | None = None) -> list[Path]:
+        raise NotImplementedError
+
+    def repository_settings(self, checkout: Path) -> list[RepositorySetting]:
+        raise NotImplementedError
+
+    def repository_trusted(self, repository: Path) -> bool:
+        raise NotImplementedError
+
+    def trust_repository(self, repository: Path) -> list[Path]:
         raise NotImplementedError
 
     def locate_transcript(self, run: RunHandle) -> str:

@@ -254,10 +254,10 @@ class CodexProvider(AgentProvider):
         if run.choices.project_servers == ProjectServers.APPROVE:
             return []
         args = []
-        for name in trust.mcp_servers(config):
+        for name, override in trust.disabled_servers(config).items():
             if not trust.PLAIN_NAME.fullmatch(name):
                 raise SpawnFailed(f"lab cannot turn off the repository's MCP server {name!r} (its name).")
-            args += ["-c", f"mcp_servers.{name}.enabled=false"]
+            args += ["-c", f"mcp_servers.{name}={override}"]
         return args
 
     @staticmethod

@@ -103,9 +103,21 @@ def _read_bounded(path: Path) -> bytes | str | None:
         return f.read(MAX_BYTES)
 
 
-def mcp_servers(config: dict[str, Any] | None) -> list[str]:
+def disabled_servers(config: dict[str, Any] | None) -> dict[str, str]:
+    """§15: the `-c mcp_servers.<name>=…` value that turns each declared server off. Codex
+    validates the override as a server of its own and then merges it into the project's, so
+    `enabled = false` alone is refused ("invalid transport") and the override names a
+    transport of the same kind, harmless were it ever started."""
     servers = (config or {}).get("mcp_servers")
-    return sorted(k for k in servers if isinstance(k, str)) if isinstance(servers, dict) else []
+    if not isinstance(servers, dict):
+        return {}
+    return {
+        name: '{url="http://127.0.0.1:1/", enabled=false}'
+        if isinstance(spec, dict) and "url" in spec
+        else '{command="/bin/true", enabled=false}'
+        for name, spec in servers.items()
+        if isinstance(name, str)
+    }
 
 
 def _config_rows(rel: str, config: dict[str, Any]) -> list[RepositorySetting]:

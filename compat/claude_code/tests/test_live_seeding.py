@@ -195,6 +195,9 @@ def test_a_run_started_with_attribution_off_and_mcp_rejected(
         repository=claude_home.worktree,
         branch=branch,
         choices=WorkspaceChoices(attribution=False, project_servers=ProjectServers.REJECT),
+        # The operator trusts the repository: the worktree's local settings (their Bash rule,
+        # lab's choices) load (COMPAT-seeding §8).
+        trust=True,
     )
     try:
         assert Path(run.worktree) == wt
