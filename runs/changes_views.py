@@ -79,5 +79,7 @@ def run_changes_file(request: HttpRequest, run_id: int) -> HttpResponse:
     except changes.ChangesError as exc:
         return render(request, "runs/changes.html#file_error", {"error": str(exc)}, status=404)
     return render(
-        request, "runs/changes.html#file", {"run": run, "file": shown(change, section), "open": True, "whole": True}
+        request,
+        "runs/changes.html#file",
+        {"run": run, "file": shown(change, section), "open": True, "whole": True},
     )
