@@ -50,7 +50,8 @@ def test_a_git_past_its_bound_is_killed_with_what_it_started(tmp_path, monkeypat
     fake.mkdir()
     pidfile = tmp_path / "child.pid"
     (fake / "git").write_text(
-        f'#!/bin/sh\ncase " $* " in *" config "*) exit 0 ;; esac\nsleep 300 &\necho $! > {pidfile}\nsleep 300\n'
+        '#!/bin/sh\ncase " $* " in *" config "*) exit 0 ;; esac\n'
+        f"sleep 300 &\necho $! > {pidfile}\nsleep 300\n"
     )
     (fake / "git").chmod(0o755)
     monkeypatch.setenv("PATH", f"{fake}:{os.environ['PATH']}")
