@@ -125,6 +125,9 @@ class Budget:
     lines: int = PAGE_LINES
     read: int = PAGE_READ_BYTES
 
+    def spent(self) -> bool:
+        return self.read <= 0 or self.lines <= 0
+
 
 STATUS = {"A": "added", "M": "modified", "D": "deleted", "R": "renamed", "C": "copied", "T": "type changed"}
 
@@ -323,7 +326,10 @@ def _diff(
     return out, hidden
 
 
-_NOT_LOADED = f"Not loaded: the page reads at most {PAGE_READ_BYTES // 2**20} MB of diffs; load it alone."
+_NOT_LOADED = (
+    f"Not loaded: one page shows at most {PAGE_LINES} lines and reads at most "
+    f"{PAGE_READ_BYTES // 2**20} MB; load this file alone."
+)
 
 
 def _patches(
@@ -399,7 +405,7 @@ class _PatchReader:
         self._started = -1
 
     def spent(self) -> bool:
-        return self._budget.read <= 0
+        return self._budget.spent()
 
     def _read(self) -> tuple[bytes, bool] | None:
         if self._pending is not None:
@@ -443,7 +449,7 @@ class _PatchReader:
                 self._budget.lines -= 1
             elif len(lines) < limit and not cut:
                 cut = f"Not all shown: the page holds at most {PAGE_LINES} lines in all."
-            if self.spent():
+            if self._budget.read <= 0:
                 cut = f"Not all read: the page reads at most {PAGE_READ_BYTES // 2**20} MB of diffs."
                 break
         return lines, total, cut
@@ -481,12 +487,8 @@ def read_untracked(
         kind = "outside the worktree"
     if kind:
         return FileChange(path=path, status="untracked", special=kind)
-    if budget is not None and budget.read <= 0:
-        return FileChange(
-            path=path,
-            status="untracked",
-            cut=f"Not read: the page reads at most {PAGE_READ_BYTES // 2**20} MB.",
-        )
+    if budget is not None and budget.spent():
+        return FileChange(path=path, status="untracked", cut=_NOT_LOADED)
     try:
         # O_NOFOLLOW and O_NONBLOCK: swapped for a symlink or a FIFO since the check, the open
         # fails or returns at once instead of following or hanging; fstat says what was opened.
