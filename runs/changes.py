@@ -21,6 +21,7 @@ is a regular file whose real path is inside the worktree. No Django.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import os
 import re
 import stat
@@ -504,6 +505,47 @@ def read_untracked(
     if budget is not None:
         budget.read -= len(data)
     return untracked_change(path, data, size=st.st_size, limit=limit, budget=budget)
+
+
+_STATUS_ARGS = (
+    *("status", "--porcelain=v2", "-z", "--branch"),
+    *("--untracked-files=all", "--ignore-submodules=dirty"),
+)
+
+
+def signature(worktree: Path) -> str | None:
+    """A digest that changes whenever what worktree_changes shows can: HEAD, the index's entry
+    for each changed path (git status), and each changed or untracked file's inode, size and
+    times (an edit to a file that was already modified leaves git's status line as it was).
+    None when it cannot tell: then the caller reads the changes again."""
+    try:
+        done = safegit.run(
+            *_STATUS_ARGS,
+            cwd=worktree,
+            timeout=GIT_TIMEOUT_S,
+            max_stdout=LIST_MAX_BYTES,
+        )
+    except safegit.GitTimeout:
+        return None
+    if done.returncode != 0 or done.truncated:
+        return None
+    digest = hashlib.sha256(os.fsencode(os.path.realpath(worktree)) + b"\0" + done.stdout)
+    records = iter(done.stdout.split(b"\0"))
+    for record in records:
+        # The path is the last field: after 8 fields ("1"), 9 ("2", a rename's source follows
+        # as its own record), 10 ("u"), or the "?"/"!" marker.
+        fields = {b"1": 8, b"2": 9, b"u": 10, b"?": 1, b"!": 1}.get(record[:1])
+        if fields is None:
+            continue
+        name = record.split(b" ", fields)[-1]
+        if record[:1] == b"2":
+            next(records, None)
+        try:
+            st = os.lstat(os.path.join(os.fsencode(worktree), name))
+        except OSError:
+            continue
+        digest.update(b"%d %d %d %d\0" % (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
+    return digest.hexdigest()
 
 
 def commits(cwd: Path, base: str, head: str = "HEAD") -> list[Commit]:

@@ -81,3 +81,20 @@ def test_a_name_and_content_not_utf8_and_a_fifo_do_not_break_the_page(authed_cli
         f"/runs/{run.pk}/changes/file/", {"section": "committed", "path": "caf\ufffd.txt"}
     )
     assert whole.status_code == 200 and "\ufffd\ufffd" in whole.content.decode()
+
+
+def test_tabs_refreshing_together_share_one_read_until_the_worktree_changes(authed_client, run, monkeypatch):
+    wt = Path(run.worktree)
+    (wt / "notes.md").write_text("first\n")
+    reads = []
+    real = changes.worktree_changes
+    monkeypatch.setattr(changes, "worktree_changes", lambda **kw: reads.append(1) or real(**kw))
+    refresh = {"HTTP_HX_REQUEST": "true"}
+
+    bodies = [authed_client.get(f"/runs/{run.pk}/changes/", **refresh).content.decode() for _ in range(4)]
+    assert len(reads) == 1 and all("first" in b for b in bodies)
+
+    # Same size, same git status line ("?? notes.md"): only the file itself says it changed.
+    (wt / "notes.md").write_text("again\n")
+    body = authed_client.get(f"/runs/{run.pk}/changes/", **refresh).content.decode()
+    assert len(reads) == 2 and "again" in body
