@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -12,6 +13,7 @@ from django.shortcuts import get_object_or_404, render
 from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_GET
 
+from providers.bounded import put_bounded
 from runs import changes, highlight
 from runs.models import Run
 
@@ -35,7 +37,39 @@ def shown(change: changes.FileChange, section: str) -> ShownFile:
     return ShownFile(change, section, [(kind, mark_safe(html)) for kind, html in highlight.rows(change)])  # noqa: S308
 
 
+# The last page read per run, by the worktree's signature: every open Changes tab refreshes when
+# a turn ends, and all but the first get the same answer without reading git again.
+_CACHE_RUNS = 8
+_cache: dict[int, tuple[str, dict[str, object]]] = {}
+_locks: dict[int, threading.Lock] = {}
+_guard = threading.Lock()
+
+
 def _read(run: Run) -> dict[str, object]:
+    """The page's context, read once per state of the worktree (tabs refreshing together wait
+    for the first and share its read)."""
+    with _guard:
+        lock = _locks.setdefault(run.pk, threading.Lock())
+    with lock:
+        now = changes.signature(Path(run.worktree)) if Path(run.worktree).is_dir() else None
+        seen = f"{run.base_commit}:{now}" if now is not None else None
+        with _guard:
+            cached = _cache.get(run.pk)
+        if seen is not None and cached is not None and cached[0] == seen:
+            return cached[1]
+        context = _read_now(run)
+        with _guard:
+            if seen is not None and "found" in context:
+                put_bounded(_cache, run.pk, (seen, context), _CACHE_RUNS)
+            else:
+                _cache.pop(run.pk, None)
+            if len(_locks) > 4 * _CACHE_RUNS:  # locks of runs not viewed lately
+                for pk in [pk for pk in _locks if pk not in _cache and pk != run.pk]:
+                    del _locks[pk]
+        return context
+
+
+def _read_now(run: Run) -> dict[str, object]:
     try:
         found = changes.worktree_changes(
             worktree=Path(run.worktree),
@@ -79,5 +113,7 @@ def run_changes_file(request: HttpRequest, run_id: int) -> HttpResponse:
     except changes.ChangesError as exc:
         return render(request, "runs/changes.html#file_error", {"error": str(exc)}, status=404)
     return render(
-        request, "runs/changes.html#file", {"run": run, "file": shown(change, section), "open": True}
+        request,
+        "runs/changes.html#file",
+        {"run": run, "file": shown(change, section), "open": True, "whole": True},
     )

@@ -10,20 +10,9 @@ import os
 import subprocess
 from pathlib import Path
 
-GIT_TIMEOUT_S = 60.0
+from providers import safegit
 
-# Variables that would point git at another repository or index than the one we name with -C
-# (they leak in when lab itself runs under a git hook, or in CI).
-_GIT_ENV_OVERRIDES = (
-    "GIT_DIR",
-    "GIT_WORK_TREE",
-    "GIT_INDEX_FILE",
-    "GIT_COMMON_DIR",
-    "GIT_OBJECT_DIRECTORY",
-    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
-    "GIT_NAMESPACE",
-    "GIT_CEILING_DIRECTORIES",
-)
+GIT_TIMEOUT_S = 60.0
 
 
 class WorktreeError(Exception):
@@ -76,24 +65,21 @@ class GitFailed(WorktreeError):
 
 
 def git(*args: str, cwd: Path | str) -> subprocess.CompletedProcess[str]:
-    """Run `git -C cwd ARGS` without raising; callers turn failures into typed errors."""
-    env = {k: v for k, v in os.environ.items() if k not in _GIT_ENV_OVERRIDES}
-    env["GIT_TERMINAL_PROMPT"] = "0"  # never block on a credential prompt
-    env["LC_ALL"] = "C"  # stable messages
-    return subprocess.run(
-        ["git", "-C", str(cwd), *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=GIT_TIMEOUT_S,
-        check=False,
-    )
+    """Run `git -C cwd ARGS` through lab's safe runner (providers/safegit: the repository's
+    config runs no program) without raising on git's failure; callers turn failures into typed
+    errors. stdout keeps every byte of a path (surrogateescape), stderr is for reading. A git
+    that outlives its bound is killed with what it started, and GitFailed says so."""
+    try:
+        done = safegit.run(*args, cwd=cwd, timeout=GIT_TIMEOUT_S)
+    except safegit.GitTimeout as exc:
+        raise GitFailed(str(exc)) from None
+    return subprocess.CompletedProcess(["git", *args], done.returncode, safegit.path(done.stdout), done.err)
 
 
 def _checked(*args: str, cwd: Path | str) -> str:
     cp = git(*args, cwd=cwd)
     if cp.returncode != 0:
-        raise GitFailed(f"git {args[0]} failed: {cp.stderr.strip() or cp.stdout.strip()}")
+        raise GitFailed(f"git {args[0]} failed: {cp.stderr.strip() or safegit.shown(cp.stdout.strip())}")
     return cp.stdout
 
 

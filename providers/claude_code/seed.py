@@ -13,10 +13,10 @@ import os
 import secrets
 import shutil
 import stat
-import subprocess
 from pathlib import Path
 from typing import Any
 
+from providers import safegit
 from providers.errors import ProviderError
 from providers.schema import ProjectServers, SeedMeta, WorkspaceChoices
 
@@ -208,11 +208,10 @@ def _refuse_links(root: Path, path: Path) -> None:
 
 
 def _tracked(root: Path, rel: str) -> bool:
-    cp = subprocess.run(
-        ["git", "ls-files", "--error-unmatch", "--", f":(literal){rel}"],
-        cwd=root,
-        capture_output=True,
-    )
+    try:
+        cp = safegit.run("ls-files", "--error-unmatch", "--", f":(literal){rel}", cwd=root)
+    except safegit.GitTimeout as exc:  # unknown is not "untracked": lab would edit a committed file
+        raise ConfigRefused(f"{exc} It was asked whether {rel} is tracked; lab leaves it alone.") from None
     return cp.returncode == 0
 
 
@@ -240,16 +239,13 @@ def _parse(raw: bytes | None, config: Path) -> dict[str, Any]:
 def _main_checkout(worktree: Path) -> str | None:
     """The main work tree of the repository `worktree` belongs to (realpath); None outside
     git or for a bare repository."""
-    try:
-        cp = subprocess.run(
-            ["git", "rev-parse", "--path-format=absolute", "--git-common-dir"],
-            cwd=worktree,
-            capture_output=True,
-            text=True,
-        )
-    except OSError:  # no such folder (yet): nothing to look up
+    if not worktree.is_dir():  # no such folder (yet): nothing to look up
         return None
-    common = Path(cp.stdout.strip())
+    try:
+        cp = safegit.run("rev-parse", "--path-format=absolute", "--git-common-dir", cwd=worktree)
+    except safegit.GitTimeout:
+        return None
+    common = Path(safegit.path(cp.stdout).strip())
     if cp.returncode != 0 or common.name != ".git":
         return None
     return os.path.realpath(common.parent)

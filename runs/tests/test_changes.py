@@ -175,3 +175,102 @@ def test_highlighting_escapes_and_keeps_one_row_per_line():
     assert [kind for kind, _ in rows] == ["hunk", "del", "add"]
     assert "<script>" not in "".join(h for _, h in rows) and "&lt;script&gt;" in rows[1][1]
     assert '<span class="k">def</span>' in rows[2][1]
+
+
+def test_reading_a_hostile_worktree_runs_none_of_its_programs(tmp_path):
+    # fsmonitor, hooks, a clean filter and a diff driver with textconv, from the repository's config.
+    from seeding.worktrees import worktree_create
+    from tests.factories import hostile_repository
+
+    repo, marks = hostile_repository(tmp_path)
+    base = sh(repo, "rev-parse", "HEAD").strip()
+    wt = worktree_create(repository=repo, branch="lab/run-1", path=tmp_path / "wt")
+    sh(wt, "-c", "core.hooksPath=/dev/null", "-c", "filter.mark.clean=cat", "rm", "-q", "b.txt")
+    sh(wt, "-c", "core.hooksPath=/dev/null", "commit", "-q", "-m", "Drop b")
+    (wt / "a.txt").write_text("ALPHA\n")  # same size: git must read it to know
+    (wt / "c.txt").write_text("charlie\n")
+    for mark in marks.iterdir():  # what making the worktree by hand left
+        mark.unlink()
+
+    found = changes.worktree_changes(worktree=wt, base=base)
+    whole = changes.one_file(worktree=wt, base=base, section="unstaged", path="a.txt")
+    committed = changes.one_file(worktree=wt, base=base, section="committed", path="b.txt")
+
+    assert [c.subject for c in found.commits] == ["Drop b"]
+    assert ("add", "ALPHA") in [(line.kind, line.text) for line in whole.lines]
+    assert committed.status == "deleted"
+    assert sorted(os.listdir(marks)) == []
+
+
+def test_names_and_content_that_are_not_utf8_show_replacement_characters(repo):
+    path, base = repo
+    name = os.fsdecode(b"caf\xe9.txt")
+    (path / name).write_bytes(b"ok\n\xff\xfe bad\n")
+    sh(path, "add", ".")
+    sh(path, "commit", "-q", "-m", "Latin-1 \xe9")
+    (path / os.fsdecode(b"loose\xff.txt")).write_bytes(b"\xc3\x28\n")
+
+    found = changes.worktree_changes(worktree=path, base=base)
+
+    [committed] = found.sections["committed"]
+    assert committed.shown_path == "caf\ufffd.txt"
+    assert ("add", "\ufffd\ufffd bad") in [(line.kind, line.text) for line in committed.lines]
+    [loose] = found.sections["untracked"]
+    assert (loose.shown_path, loose.lines[0].text) == ("loose\ufffd.txt", "\ufffd(")
+    # "Load the rest" asks by the name as shown; it names one file, so git gets its real bytes.
+    whole = changes.one_file(worktree=path, base=base, section="committed", path="caf\ufffd.txt")
+    assert whole.path == name and whole.lines
+
+
+@pytest.mark.parametrize("kind", ["fifo", "symlink"])
+def test_a_tracked_file_replaced_by_a_special_file_is_named_and_hides_nothing(repo, tmp_path, kind):
+    path, base = repo
+    (path / "work.py").write_text("x = 1\n")
+    sh(path, "add", "work.py")
+    sh(path, "commit", "-q", "-m", "The agent's commit")
+    (path / "keep.py").unlink()
+    if kind == "fifo":
+        os.mkfifo(path / "keep.py")
+    else:
+        os.symlink("/etc/passwd", path / "keep.py")
+    (path / "old name.txt").write_text("changed\n")
+
+    found = changes.worktree_changes(worktree=path, base=base)
+
+    assert [c.subject for c in found.commits] == ["The agent's commit"]
+    assert [f.path for f in found.sections["committed"]] == ["work.py"]
+    unstaged = by_path(found.sections["unstaged"])
+    expected = "a FIFO" if kind == "fifo" else "a symbolic link"
+    assert (unstaged["keep.py"].special, unstaged["keep.py"].lines) == (expected, ())
+    assert ("add", "changed") in [(line.kind, line.text) for line in unstaged["old name.txt"].lines]
+
+
+def test_an_untracked_fifo_is_named_never_opened(repo):
+    # Opening a FIFO blocks until a writer comes: the reader must not even try.
+    path, _base = repo
+    os.mkfifo(path / "pipe")
+    assert changes.read_untracked(path, "pipe", limit=10, cap=100).special == "a FIFO"
+
+
+def test_a_page_holds_and_reads_a_bounded_amount_and_says_what_it_cut(repo, monkeypatch):
+    path, base = repo
+    for i in range(6):
+        (path / f"gen{i}.txt").write_text("".join(f"row {n}\n" for n in range(300)))
+    sh(path, "add", ".")
+    sh(path, "commit", "-q", "-m", "generated")
+    for i in range(6):
+        (path / f"loose{i}.txt").write_text("".join(f"row {n}\n" for n in range(300)))
+    monkeypatch.setattr(changes, "PAGE_LINES", 1000)
+    monkeypatch.setattr(changes, "PAGE_READ_BYTES", 10_000)
+    budget = changes.Budget
+    monkeypatch.setattr(changes, "Budget", lambda lines=1000, read=10_000: budget(lines=lines, read=read))
+
+    found = changes.worktree_changes(worktree=path, base=base)
+
+    files = [f for section in found.sections.values() for f in section]
+    assert sum(len(f.lines) for f in files) <= 1000
+    assert len(files) == 12  # every file is still listed
+    cut = [f for f in files if f.cut]
+    assert cut and all("at most" in f.cut for f in cut)
+    whole = changes.one_file(worktree=path, base=base, section="committed", path="gen5.txt")
+    assert len(whole.lines) == 301 and not whole.cut

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -58,3 +59,42 @@ def test_a_removed_worktree_says_so(authed_client, run):
 def test_the_page_needs_a_login(client, run):
     response = client.get(f"/runs/{run.pk}/changes/")
     assert response.status_code == 302 and "/login/" in response["Location"]
+
+
+def test_a_name_and_content_not_utf8_and_a_fifo_do_not_break_the_page(authed_client, run):
+    wt = Path(run.worktree)
+    (wt / "README.md").unlink()
+    os.mkfifo(wt / "README.md")  # tracked, now a FIFO: git's own diff fails on it
+    (wt / os.fsdecode(b"caf\xe9.txt")).write_bytes(b"\xff\xfe\n")
+    subprocess.run([*GIT, "add", os.fsdecode(b"caf\xe9.txt")], cwd=wt, check=True)
+    subprocess.run([*GIT, "commit", "-q", "-m", "An agent's commit"], cwd=wt, check=True)
+
+    response = authed_client.get(f"/runs/{run.pk}/changes/")
+
+    assert response.status_code == 200
+    body = response.content.decode()
+    assert "An agent&#x27;s commit" in body
+    assert 'data-path="caf\ufffd.txt"' in body and "\ufffd\ufffd" in body
+    assert "A FIFO: named, not opened or diffed." in body
+    assert "disagree" not in body
+    whole = authed_client.get(
+        f"/runs/{run.pk}/changes/file/", {"section": "committed", "path": "caf\ufffd.txt"}
+    )
+    assert whole.status_code == 200 and "\ufffd\ufffd" in whole.content.decode()
+
+
+def test_tabs_refreshing_together_share_one_read_until_the_worktree_changes(authed_client, run, monkeypatch):
+    wt = Path(run.worktree)
+    (wt / "notes.md").write_text("first\n")
+    reads = []
+    real = changes.worktree_changes
+    monkeypatch.setattr(changes, "worktree_changes", lambda **kw: reads.append(1) or real(**kw))
+    refresh = {"HTTP_HX_REQUEST": "true"}
+
+    bodies = [authed_client.get(f"/runs/{run.pk}/changes/", **refresh).content.decode() for _ in range(4)]
+    assert len(reads) == 1 and all("first" in b for b in bodies)
+
+    # Same size, same git status line ("?? notes.md"): only the file itself says it changed.
+    (wt / "notes.md").write_text("again\n")
+    body = authed_client.get(f"/runs/{run.pk}/changes/", **refresh).content.decode()
+    assert len(reads) == 2 and "again" in body

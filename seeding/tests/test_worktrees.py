@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 
 import pytest
@@ -192,3 +193,14 @@ def test_git_path_puts_exclude_in_the_common_dir(repo, tmp_path):
     assert worktrees.git_path(wt, "info/exclude") == (repo / ".git" / "info" / "exclude").resolve()
     assert worktrees.toplevel(wt) == wt
     assert worktrees.toplevel(wt / "..") is None or worktrees.toplevel(wt / "..") != wt
+
+
+def test_creating_a_worktree_runs_none_of_a_hostile_repositorys_programs(tmp_path):
+    # post-checkout and reference-transaction hooks, a smudge filter, an fsmonitor hook.
+    from tests.factories import hostile_repository
+
+    repo, marks = hostile_repository(tmp_path)
+    wt = worktrees.worktree_create(repository=repo, branch="lab/run-1", path=tmp_path / "wt")
+    assert (wt / "a.txt").read_text() == "alpha\n"
+    assert worktrees.uncommitted_changes(wt) == []
+    assert sorted(os.listdir(marks)) == []
