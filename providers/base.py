@@ -74,13 +74,14 @@ class AgentProvider(abc.ABC):
 
     @abc.abstractmethod
     def repository_trusted(self, repository: Path) -> bool:
-        """Whether the CLI's own record trusts the repository (its main checkout), as when the
-        operator accepted the CLI's folder prompt there."""
+        """Whether the CLI's own record trusts the repository, given as its main checkout, as
+        when the operator accepted the CLI's folder prompt there."""
 
     @abc.abstractmethod
     def trust_repository(self, repository: Path) -> list[Path]:
-        """Record the operator's trust in the repository where the CLI records it, so it lasts
-        and holds in every worktree of it. Idempotent; returns the files written."""
+        """Record the operator's trust in the repository (given as its main checkout) where the
+        CLI records it, so it lasts and holds in every worktree of it. Idempotent; returns the
+        files written."""
 
     @abc.abstractmethod
     def seed_workspace(self, worktree: Path, choices: WorkspaceChoices | None = None) -> list[Path]:

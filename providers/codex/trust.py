@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 import re
 import stat
-import subprocess
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -166,29 +165,12 @@ def _short(value: object, limit: int = 300) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def main_checkout(repository: Path) -> str:
-    """The repository's main work tree (realpath): where Codex looks up a linked worktree's
-    trust. The path itself outside git."""
-    real = os.path.realpath(repository)
-    cp = subprocess.run(
-        ["git", "rev-parse", "--path-format=absolute", "--git-common-dir"],
-        cwd=real,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    common = Path(cp.stdout.strip())
-    if cp.returncode != 0 or common.name != ".git":
-        return real
-    return os.path.realpath(common.parent)
-
-
 def repository_trusted(codex_home: Path, repository: Path) -> bool:
     try:
         config = tomllib.loads(_read(Path(codex_home) / CONFIG))
     except (tomllib.TOMLDecodeError, ConfigRefused):
         return False
-    entry = config.get("projects", {}).get(main_checkout(repository))
+    entry = config.get("projects", {}).get(os.path.realpath(repository))
     return isinstance(entry, dict) and entry.get("trust_level") == "trusted"
 
 
@@ -197,4 +179,4 @@ def trust_repository(codex_home: Path, repository: Path) -> list[Path]:
     prompt is accepted there. An operator's explicit "untrusted" is theirs: refused."""
     path = Path(codex_home) / CONFIG
     with config_lock(Path(codex_home)):
-        return [path] if _trust(path, project=main_checkout(repository)) else []
+        return [path] if _trust(path, project=os.path.realpath(repository)) else []
