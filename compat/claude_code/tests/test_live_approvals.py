@@ -225,6 +225,8 @@ def test_an_answer_to_a_prompt_an_interrupt_dismissed_is_refused_and_types_nothi
     assert result_text(entry).startswith(REJECTED) and feedback not in result_text(entry)
     manual_run.wait(lambda r: r.last.state == RunState.IDLE, timeout=20, what="idle after the interrupt")
     assert not (claude_home.worktree / "raced2.txt").exists()
+    # lab sent no answer, so it compares the Esc's rejection with none (no false warning).
+    assert backstop_warnings(manual_run, dialog.tool_use_id) == []
     # Nothing reached the composer: the next prompt is recorded alone, and no user message
     # carries the feedback.
     scripted_model.script.add(when("AFTER-RACE", text("after done")))
