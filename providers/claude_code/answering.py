@@ -46,15 +46,16 @@ class Answering(Signals):
         tmux = Tmux(run.tmux_socket)
         if not tmux.has_session(run.tmux_session):
             raise SessionGone("The agent's terminal session is gone.")
-        intent = None
-        if not recipe.declines:
-            # Recorded before the first key, so the backstop sees it whenever the result lands.
-            intent = intent_for(dialog, recipes.normalized_answers(dialog, answers))
-            self._record_intent(intent)
+        intent = None if recipe.declines else intent_for(dialog, recipes.normalized_answers(dialog, answers))
         path = self.locate_transcript(run)
         self._settle(run, dialog, recipe.settle)
         with keys_lock(run, busy=BUSY):
             self._refuse_if_gone(run, dialog)
+            if intent is not None:
+                # Recorded before the first key, so the backstop sees it whenever the result
+                # lands; not before the check above, or a refused answer would be compared
+                # with a result it never caused.
+                self._record_intent(intent)
             before = (transcript_size(path), set(self._spool_names(run)))
             self._play(tmux, run, recipe)
         if self._wait_answered(run, dialog.tool_use_id, path, before[0], VERIFY_RETRY_S, intent):
