@@ -17,6 +17,7 @@ layer (Redis) must not learn a key that logs in.
 from __future__ import annotations
 
 import hashlib
+import logging
 from importlib import import_module
 from typing import Any
 
@@ -33,6 +34,8 @@ from django.contrib.auth import (
 )
 from django.db.models.signals import post_delete, post_save
 from django.utils.crypto import constant_time_compare
+
+logger = logging.getLogger(__name__)
 
 SESSION_ENDED = "session.ended"  # {"type": SESSION_ENDED}: the session logged out
 SESSION_CHECK = "session.check"  # {"type": SESSION_CHECK}: check the session again
@@ -69,8 +72,14 @@ def session_is_current(session_key: str) -> bool:
 
 def _send(group: str, message: dict[str, Any]) -> None:
     layer = get_channel_layer()
-    if layer is not None:
+    if layer is None:
+        return
+    try:
         async_to_sync(layer.group_send)(group, message)
+    except Exception:
+        # A channel layer that is down (Redis) must not fail the logout or the password change
+        # itself: the sockets' own periodic check (runs/consumers.py) still ends them.
+        logger.warning("could not tell the open sockets of %s that their login changed", group, exc_info=True)
 
 
 def on_logged_out(sender: type, request: Any, user: Any, **kwargs: Any) -> None:

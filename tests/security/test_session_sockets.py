@@ -14,6 +14,7 @@ from providers.testing import fake_append
 from runs import consumers, services
 from tests.security.support import frames_until, session_cookie, ws_headers, ws_open, ws_try
 
+OLD_PASSWORD = "correct horse battery staple"  # tests/factories.py
 NEW_PASSWORD = "a brand new passphrase 42"
 
 
@@ -79,7 +80,8 @@ async def test_a_password_changed_in_another_browser_closes_this_browsers_socket
     a, b, run_ws, feed_ws, changer_ws = await _sockets_of_two_browsers(run, operator)
 
     # Browser B sets a new password on the account page; Django then holds A's login invalid.
-    form = {"new_password1": NEW_PASSWORD, "new_password2": NEW_PASSWORD}
+    # The current password too, for a form that asks for it; one that does not ignores it.
+    form = {"old_password": OLD_PASSWORD, "new_password1": NEW_PASSWORD, "new_password2": NEW_PASSWORD}
     response = await sync_to_async(_client(b).post)("/account/password/", form)
     assert response.status_code == 302, response.content
 
@@ -114,3 +116,20 @@ async def test_a_session_that_ended_without_a_message_stops_the_socket_at_its_ne
 
     fake_append(run.transcript_path, kind="assistant_text", text="must not be shown")
     assert await _closed_with(run_ws, never="must not be shown") == consumers.CLOSE_SESSION_CHANGED
+
+
+class _DownLayer:
+    async def group_send(self, group: str, message: dict) -> None:
+        raise ConnectionError("the channel layer is down")
+
+
+def test_a_channel_layer_that_is_down_fails_neither_the_logout_nor_the_password_change(
+    authed_client, monkeypatch
+):
+    from accounts import sockets
+
+    monkeypatch.setattr(sockets, "get_channel_layer", lambda: _DownLayer())
+    form = {"old_password": OLD_PASSWORD, "new_password1": NEW_PASSWORD, "new_password2": NEW_PASSWORD}
+    assert authed_client.post("/account/password/", form).status_code == 302
+    assert authed_client.post("/logout/").status_code == 302
+    assert authed_client.get("/").status_code == 302  # logged out all the same
