@@ -244,7 +244,7 @@ def test_one_answer_at_a_time_per_run_even_for_another_dialog(asking, fake_provi
     assert answers_sent(fake_provider) == []
 
 
-APPROVAL = {
+ASKS_PERMISSION = {
     "tool_use_id": "toolu_2",
     "kind": "approval",
     "prompt": "Run a shell command",
@@ -255,7 +255,7 @@ APPROVAL = {
 def test_an_interrupt_while_a_dialog_is_pending_is_409_and_sends_nothing(authed_client, run, fake_provider):
     """An interrupt's key would answer the prompt for the operator, and an answer racing it would
     then be typed as a new prompt: refused, saying what to do instead."""
-    fake_raise_dialog(run.transcript_path, APPROVAL)
+    fake_raise_dialog(run.transcript_path, ASKS_PERMISSION)
     r = authed_client.post(f"/runs/{run.pk}/interrupt/")
     assert r.status_code == 409
     assert r.content.decode() == (
