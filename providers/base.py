@@ -114,12 +114,18 @@ class AgentProvider(abc.ABC):
     @abc.abstractmethod
     def interrupt(self, run: RunHandle) -> None:
         """Stop the current turn. The recipe is hazard-checked: it never quits the CLI or
-        opens another UI when the turn has already ended."""
+        opens another UI when the turn has already ended. A key that would answer what the CLI
+        asks (a permission prompt, a question) is not sent: PromptPending. The check and the
+        key are made under providers.outbox.keys_lock, which answer_dialog's keys take too."""
 
     @abc.abstractmethod
     def answer_dialog(self, run: RunHandle, dialog: Dialog, answers: Sequence[Answer]) -> None:
         """answers[i] answers dialog.all_questions[i]; an empty `answers` declines the dialog.
-        Records the intent for the backstop (compare the recorded result, warn on mismatch)."""
+        Records the intent for the backstop (compare the recorded result, warn on mismatch).
+        Under providers.outbox.keys_lock, after any settle wait and right before the first key,
+        the dialog is read again: gone, changed, or dismissed by an interrupt sent since it
+        appeared (providers.outbox.last_interrupt_ns) raises StaleDialog, nothing sent. A result
+        recorded for the dialog that is not the answer sent is not its success."""
 
     @abc.abstractmethod
     def auth_status(self) -> AuthStatus: ...

@@ -1,9 +1,12 @@
 """A reply's bookkeeping in the run's spool dir, for an adapter that types replies into a TUI and
 confirms each by its receipt in the transcript: one reply at a time per run (`reply_lock`), the
 texts sent but not yet recorded (`Outbox`), and the form a receipt is compared in (`normalize`).
+Beside them, the keys that answer or dismiss what the TUI shows: a dialog answer and an
+interrupt take turns (`keys_lock`), and an interrupt leaves the time it was sent
+(`mark_interrupt`), so an answer to a prompt that Esc has already answered is refused.
 No Django.
 
-Both files are dotfiles in the spool dir, which providers/hookspool.py skips; the pane is on this
+Every file here is a dotfile in the spool dir, which providers/hookspool.py skips; the pane is on this
 host, so every lab worker shares the directory.
 """
 
@@ -12,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import time
 import unicodedata
 from collections.abc import Iterator
 from pathlib import Path
@@ -47,6 +51,56 @@ def reply_lock(run: RunHandle) -> Iterator[None]:
         yield
     finally:
         os.close(fd)  # releases the lock
+
+
+# A keys_lock holder is an interrupt (milliseconds) or an answer's last check and keys (a paste
+# and its pauses: a few seconds); waiting longer than this means something is stuck.
+KEYS_LOCK_WAIT_S = 10.0
+_KEYS_POLL_S = 0.02
+
+
+@contextlib.contextmanager
+def keys_lock(run: RunHandle, *, busy: str, wait: float = KEYS_LOCK_WAIT_S) -> Iterator[None]:
+    """A dialog answer's keys and an interrupt, one at a time per run across every lab worker on
+    the host: an Esc landing between an answer's last check and its first key answers the
+    prompt itself, and the answer's keys then land in the composer as a new prompt. Waits up to
+    `wait` for the other holder, then raises ReplyInFlight(busy), nothing sent."""
+    if not run.spool_dir:
+        yield
+        return
+    Path(run.spool_dir).mkdir(parents=True, exist_ok=True, mode=0o700)
+    fd = os.open(os.path.join(run.spool_dir, ".keys.lock"), os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        deadline = time.monotonic() + wait
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise ReplyInFlight(busy) from None
+                time.sleep(_KEYS_POLL_S)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
+def mark_interrupt(run: RunHandle) -> None:
+    """Record, under keys_lock and before its key, that an interrupt is sent now."""
+    if run.spool_dir:
+        Path(run.spool_dir).mkdir(parents=True, exist_ok=True, mode=0o700)
+        tmp = os.path.join(run.spool_dir, ".interrupted.tmp")
+        Path(tmp).write_text(str(time.time_ns()))
+        os.replace(tmp, os.path.join(run.spool_dir, ".interrupted"))
+
+
+def last_interrupt_ns(run: RunHandle) -> int:
+    """When lab last sent the run an interrupt (time_ns, the hooks' clock; 0: never)."""
+    try:
+        text = Path(run.spool_dir, ".interrupted").read_text() if run.spool_dir else ""
+    except OSError:
+        return 0
+    return int(text) if text.strip().isdigit() else 0
 
 
 class Outbox:

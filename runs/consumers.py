@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from typing import Any
 
 from asgiref.sync import sync_to_async
@@ -9,6 +10,7 @@ from channels.consumer import get_handler_name
 from channels.db import aclose_old_connections, database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
+from accounts import sockets
 from broadcast import groups
 from runs import feed
 from runs.live import catch_up_frames, catch_up_from_memory
@@ -18,6 +20,9 @@ from runs.watcher import ensure_watcher
 # Close codes in the 4000 range are the application's own (RFC 6455 §7.4.2).
 CLOSE_UNAUTHENTICATED = 4401
 CLOSE_NOT_FOUND = 4404
+# The login this socket was opened with no longer holds, though the browser may hold a newer one
+# (the one that changed the password): the page reconnects, and that handshake says which.
+CLOSE_SESSION_CHANGED = 4001
 # RFC 6455 §7.4.1: a frame type the endpoint does not accept, and data it cannot use.
 CLOSE_UNSUPPORTED_DATA = 1003
 CLOSE_INVALID_PAYLOAD = 1007
@@ -26,23 +31,80 @@ logger = logging.getLogger(__name__)
 
 # Channel-layer events whose handlers need no database connection (run_update prepares its
 # own when it must query).
-NO_DB_EVENTS = frozenset({groups.HTML_EVENT, "run.update", groups.FEED_EVENT})
+NO_DB_EVENTS = frozenset(
+    {groups.HTML_EVENT, "run.update", groups.FEED_EVENT, sockets.SESSION_ENDED, sockets.SESSION_CHECK}
+)
+# A session can also end with no message to its sockets (it expired, it was deleted, a message
+# was lost on a full channel): a socket checks it again before a send once this long has
+# passed since the last check. Checked on a send, not per send (a query and a thread hop per
+# frame per socket, which the latency budget forbids) nor on a timer (an idle socket sends
+# nothing, so a stale one shows nothing; its next frame is what must not go out).
+SESSION_RECHECK_S = 15.0
 
 
 class LabConsumer(AsyncJsonWebsocketConsumer):
     """Base: authorize, join groups, forward. Refuses anonymous sockets before accepting."""
 
     groups_to_join: list[str]
+    session_key: str = ""
+    session_checked_at: float = 0.0
+    session_over: bool = False
 
     async def connect(self) -> None:
-        user = self.scope.get("user")
-        if user is None or not user.is_authenticated:
-            await self.close(code=CLOSE_UNAUTHENTICATED)
+        if not await self.authorize():
             return
-        self.groups_to_join = [groups.LAB, groups.RUNS]
+        self.groups_to_join = [groups.LAB, groups.RUNS, *self.session_groups()]
         await self.join_and_accept()
         # The runs list shows a live row for every live run: their watchers must run.
         await self.watch_live_runs()
+
+    async def authorize(self) -> bool:
+        """A logged-in session, or the socket is closed as logged out."""
+        user = self.scope.get("user")
+        session = self.scope.get("session")
+        key = getattr(session, "session_key", None) if session is not None else None
+        if user is None or not user.is_authenticated or not key:
+            await self.close(code=CLOSE_UNAUTHENTICATED)
+            return False
+        self.session_key = key
+        self.session_checked_at = time.monotonic()  # the handshake has just checked it
+        return True
+
+    def session_groups(self) -> list[str]:
+        """Where a logout of this session and a change to its user reach the socket."""
+        return [sockets.session_group(self.session_key), sockets.user_group(self.scope["user"].pk)]
+
+    async def send(
+        self, text_data: str | None = None, bytes_data: bytes | None = None, close: bool = False
+    ) -> None:
+        """Every frame a page gets goes through here: none after its session ended."""
+        if self.session_over:
+            return
+        if time.monotonic() - self.session_checked_at >= SESSION_RECHECK_S and not await self.session_holds():
+            return
+        await super().send(text_data=text_data, bytes_data=bytes_data, close=close)
+
+    async def session_holds(self) -> bool:
+        self.session_checked_at = time.monotonic()
+        if await database_sync_to_async(sockets.session_is_current)(self.session_key):
+            return True
+        await self.end_session(CLOSE_SESSION_CHANGED)
+        return False
+
+    async def end_session(self, code: int) -> None:
+        # Frames already queued for this socket are dispatched before its disconnect arrives:
+        # the flag drops them.
+        self.session_over = True
+        await self.close(code=code)
+
+    async def session_ended(self, event: dict[str, Any]) -> None:
+        """This session logged out: every page that opened a socket with it is logged out."""
+        await self.end_session(CLOSE_UNAUTHENTICATED)
+
+    async def session_check(self, event: dict[str, Any]) -> None:
+        """Something about the user changed (a password, say): does this session still hold?"""
+        if not self.session_over:
+            await self.session_holds()
 
     async def watch_live_runs(self) -> None:
         async for run_id in Run.objects.live().values_list("pk", flat=True):
@@ -124,15 +186,13 @@ class RunConsumer(LabConsumer):
     latest_panel: str = ""
 
     async def connect(self) -> None:
-        user = self.scope.get("user")
-        if user is None or not user.is_authenticated:
-            await self.close(code=CLOSE_UNAUTHENTICATED)
+        if not await self.authorize():
             return
         self.run_id = int(self.scope["url_route"]["kwargs"]["run_id"])
         if not await Run.objects.filter(pk=self.run_id).aexists():
             await self.close(code=CLOSE_NOT_FOUND)
             return
-        self.groups_to_join = [groups.LAB, groups.run(self.run_id)]
+        self.groups_to_join = [groups.LAB, groups.run(self.run_id), *self.session_groups()]
         await self.join_and_accept()
         self.watcher = ensure_watcher(self.run_id)
         self.watcher.subscribers += 1

@@ -258,7 +258,24 @@ def run_return_to_prompt(*, run: Run) -> bool | None:
 
 
 def run_interrupt(*, run: Run) -> None:
-    get_provider(run.provider_id).interrupt(_require_live(run))
+    """Stop the turn, unless the agent is asking something: an interrupt's key would answer it
+    (Claude Code's and Codex's Esc denies the tool, declines the question), an answer nobody
+    chose, and an answer already on its way would then land in the composer as a prompt. The
+    provider checks again under the lock its answers take (providers/base.py)."""
+    handle = _require_live(run)
+    provider = get_provider(run.provider_id)
+    dialog = pending_dialog(run)
+    if dialog is not None:
+        what, how = (
+            ("permission", "allow or deny it")
+            if dialog.kind == DialogKind.APPROVAL
+            else ("a question", "answer or decline it")
+        )
+        raise PromptPending(
+            f"{provider.display_name()} is asking {what}: {how} above. The interrupt was not sent: "
+            "its key would have answered for you."
+        )
+    provider.interrupt(handle)
 
 
 def dialog_answer(*, run: Run, tool_use_id: str, answers: Sequence[Answer], decline: bool = False) -> Dialog:

@@ -9,12 +9,17 @@ import os
 import time
 from collections.abc import Sequence
 
+import orjson
+
 from providers.claude_code import recipes
-from providers.claude_code.dialogs import intent_for
+from providers.claude_code.dialogs import Intent, intent_for
+from providers.claude_code.livesignals import event_time_ns
 from providers.claude_code.reading import NewLines, transcript_size
 from providers.claude_code.signals import POLL_S, Signals
-from providers.errors import ReplyNotDelivered, SessionGone
+from providers.claude_code.transcript import result_mismatch
+from providers.errors import ReplyNotDelivered, SessionGone, StaleDialog
 from providers.hookspool import spool_events
+from providers.outbox import keys_lock, last_interrupt_ns
 from providers.schema import Answer, Dialog, RunHandle
 from providers.tmux import Tmux
 
@@ -26,6 +31,7 @@ VERIFY_RETRY_S = 3.0
 # PreToolUse anchor was lost, the PermissionRequest came after it). Bounded wait for it.
 SHOWN_WAIT_S = 3.0
 VERIFY_TIMEOUT_S = 15.0
+BUSY = "An interrupt is being sent to Claude Code; nothing was answered. Try again."
 
 
 class Answering(Signals):
@@ -40,14 +46,19 @@ class Answering(Signals):
         tmux = Tmux(run.tmux_socket)
         if not tmux.has_session(run.tmux_session):
             raise SessionGone("The agent's terminal session is gone.")
-        if not recipe.declines:
-            # Recorded before the first key, so the backstop sees it whenever the result lands.
-            self._record_intent(intent_for(dialog, recipes.normalized_answers(dialog, answers)))
+        intent = None if recipe.declines else intent_for(dialog, recipes.normalized_answers(dialog, answers))
         path = self.locate_transcript(run)
         self._settle(run, dialog, recipe.settle)
-        before = (transcript_size(path), set(self._spool_names(run)))
-        self._play(tmux, run, recipe)
-        if self._wait_answered(run, dialog.tool_use_id, path, before[0], VERIFY_RETRY_S):
+        with keys_lock(run, busy=BUSY):
+            self._refuse_if_gone(run, dialog)
+            if intent is not None:
+                # Recorded before the first key, so the backstop sees it whenever the result
+                # lands; not before the check above, or a refused answer would be compared
+                # with a result it never caused.
+                self._record_intent(intent)
+            before = (transcript_size(path), set(self._spool_names(run)))
+            self._play(tmux, run, recipe)
+        if self._wait_answered(run, dialog.tool_use_id, path, before[0], VERIFY_RETRY_S, intent):
             return
         # compat §7 (dropped keys): a key sent while the picker is still being drawn is lost,
         # not queued, and the drop window is the start of the sequence. A retry is safe only if
@@ -57,8 +68,10 @@ class Answering(Signals):
         # Down/paste/Enter into a screen that moved on could answer wrongly or send a prompt.
         if recipe.retry_safe and self._untouched(run, dialog, path, *before):
             self._settle(run, dialog, recipe.settle)  # from a later anchor if the picker came late
-            self._play(tmux, run, recipe)
-        if not self._wait_answered(run, dialog.tool_use_id, path, before[0], VERIFY_TIMEOUT_S):
+            with keys_lock(run, busy=BUSY):
+                self._refuse_if_gone(run, dialog)
+                self._play(tmux, run, recipe)
+        if not self._wait_answered(run, dialog.tool_use_id, path, before[0], VERIFY_TIMEOUT_S, intent):
             if recipe.name.startswith("approval-allow"):
                 # An allowed tool records its result only when it finishes (compat §7): a long
                 # command is not a lost answer.
@@ -70,6 +83,23 @@ class Answering(Signals):
             raise ReplyNotDelivered(
                 "The answer was sent but Claude Code has not recorded it. Check the terminal "
                 "with the attach command before answering again."
+            )
+
+    def _refuse_if_gone(self, run: RunHandle, dialog: Dialog) -> None:
+        """Under keys_lock, right before the first key: the dialog is still the one on screen. An
+        Esc lab sent since it appeared (an interrupt whose check came before the prompt) has
+        declined it, though the CLI may not have written so yet; a tool_result, a clearing hook
+        or a new prompt has closed it. Keys sent then would land in the composer as a prompt."""
+        pending = self.spool_view(run).find(dialog.tool_use_id) if run.spool_dir else None
+        if pending is None or pending.dialog.all_questions != dialog.all_questions:
+            raise StaleDialog("This dialog is no longer waiting for an answer. Nothing was sent.")
+        appeared = min(
+            [pending.seen_ns, *(event_time_ns({"_spool_name": f}) or pending.seen_ns for f in pending.files)]
+        )
+        if last_interrupt_ns(run) >= appeared:
+            raise StaleDialog(
+                "An interrupt reached Claude Code after this prompt appeared, and its Esc "
+                "dismissed the prompt. Nothing was sent."
             )
 
     def _untouched(self, run: RunHandle, dialog: Dialog, path: str, size: int, names: set[str]) -> bool:
@@ -120,9 +150,13 @@ class Answering(Signals):
                 tmux.send_keys(run.tmux_session, op.value)
             time.sleep(op.pause_after)
 
-    def _wait_answered(self, run: RunHandle, tool_use_id: str, path: str, start: int, timeout: float) -> bool:
+    def _wait_answered(
+        self, run: RunHandle, tool_use_id: str, path: str, start: int, timeout: float, intent: Intent | None
+    ) -> bool:
         """The PostToolUse hook for the id (an answer, an approval) or a tool_result for it in
-        the transcript (also a decline or rejection, which get no PostToolUse, compat §8)."""
+        the transcript (also a decline or rejection, which get no PostToolUse, compat §8). A
+        tool_result that records something else than `intent` (a rejection without the feedback
+        sent: another Esc answered first) is not this answer's success: ReplyNotDelivered."""
         needle = tool_use_id.encode()
         deadline = time.monotonic() + timeout
         new = NewLines(path, start)
@@ -132,7 +166,19 @@ class Answering(Signals):
                     return True
             for line in new.read():
                 if needle in line and b'"tool_result"' in line and b'"type":"user"' in line:
+                    self._refuse_mismatch(line, intent)
                     return True
             if time.monotonic() >= deadline:
                 return False
             time.sleep(POLL_S)
+
+    def _refuse_mismatch(self, line: bytes, intent: Intent | None) -> None:
+        try:
+            entry = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            return
+        problem = result_mismatch(intent, entry) if intent is not None and isinstance(entry, dict) else ""
+        if problem:
+            raise ReplyNotDelivered(
+                f"Claude Code recorded a different result than the answer lab sent: {problem}"
+            )

@@ -22,9 +22,9 @@ from providers.errors import (
     SessionGone,
     StillStarting,
 )
-from providers.outbox import Outbox, normalize, reply_lock
+from providers.outbox import Outbox, keys_lock, mark_interrupt, normalize, reply_lock
 from providers.sanitize import sanitize_text
-from providers.schema import RunHandle
+from providers.schema import DialogKind, RunHandle
 from providers.tmux import Tmux
 
 # compat §6 (reply pacing): 2.1.328 submitted an immediate Enter after a 7-line paste 6/6
@@ -201,7 +201,30 @@ class Replying(Signals):
         tmux = Tmux(run.tmux_socket)
         if not tmux.has_session(run.tmux_session):
             raise SessionGone("The agent's terminal session is gone.")
-        tmux.send_keys(run.tmux_session, "Escape")
+        busy = "An answer is being typed into Claude Code's terminal; the interrupt was not sent. Try again."
+        with keys_lock(run, busy=busy):
+            # On a prompt, Esc is an answer (compat §7: it denies the tool, declines the
+            # question) that nobody chose, and an answer already on its way would then type its
+            # keys into the composer: only the operator's answer answers.
+            self._refuse_interrupt_if_asking(run)
+            mark_interrupt(run)
+            tmux.send_keys(run.tmux_session, "Escape")
+
+    def _refuse_interrupt_if_asking(self, run: RunHandle) -> None:
+        view = self.spool_view(run)
+        name = self.display_name()
+        if view.dialog is not None:
+            what = "permission" if view.dialog.kind == DialogKind.APPROVAL else "a question"
+            how = "allow or deny it" if view.dialog.kind == DialogKind.APPROVAL else "answer or decline it"
+            raise PromptPending(
+                f"{name} is asking {what}: {how} above. The interrupt was not sent: its Esc would "
+                "have answered for you."
+            )
+        if view.blocked or view.permission_open:
+            raise PromptPending(
+                f"{name} is asking permission in its terminal: answer it there. The interrupt was "
+                "not sent: its Esc would have answered for you."
+            )
 
     def at_prompt(self, run: RunHandle) -> bool | None:
         """compat §6 (the prompt's place): tmux's cursor position and alternate-screen flag

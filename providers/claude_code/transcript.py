@@ -495,7 +495,7 @@ class _Reader:
         if intent is not None and intent.kind == DialogKind.APPROVAL:
             problem = _approval_backstop(intent, block, e)
         elif pending is not None and intent is not None:
-            problem = _backstop(intent, pending, e, is_error)
+            problem = _backstop(intent, pending.dialog.kind, e, is_error)
             if not problem and intent.plan_mode and not is_error and isinstance(e.get("toolUseResult"), dict):
                 self.mode_check = (tool_use_id, intent.plan_mode)
         if problem:
@@ -886,11 +886,27 @@ def _question(raw: Mapping[str, Any]) -> Question:
 # -- backstop ---------------------------------------------------------------------------------
 
 
-def _backstop(intent: Intent, pending: PendingTool, e: dict[str, Any], is_error: bool) -> str:
+def result_mismatch(intent: Intent, e: Mapping[str, Any]) -> str:
+    """What differs between `intent` and the tool_result for it in the user entry `e` ("" if
+    nothing, or if `e` holds none): the backstop's check, for an answer verifying itself."""
+    message = e.get("message")
+    content = message.get("content") if isinstance(message, dict) else None
+    for block in content if isinstance(content, list) else ():
+        if isinstance(block, dict) and block.get("type") == "tool_result":
+            if block.get("tool_use_id") != intent.tool_use_id:
+                continue
+            entry = dict(e)
+            if intent.kind == DialogKind.APPROVAL:
+                return _approval_backstop(intent, block, entry)
+            return _backstop(intent, intent.kind, entry, block.get("is_error") is True)
+    return ""
+
+
+def _backstop(intent: Intent, kind: DialogKind, e: dict[str, Any], is_error: bool) -> str:
     """What differs between the answer lab sent and what the CLI recorded; "" if nothing."""
     recorded = e.get("toolUseResult")
     declined = isinstance(recorded, str) and recorded.strip() == USER_REJECTED
-    if pending.dialog.kind == DialogKind.PLAN or intent.kind == DialogKind.PLAN:
+    if kind == DialogKind.PLAN or intent.kind == DialogKind.PLAN:
         return _plan_backstop(intent, recorded, e, is_error, declined)
     if declined:
         return "Claude Code recorded a decline although lab answered the question."

@@ -48,7 +48,7 @@ from providers.errors import (
     StillStarting,
 )
 from providers.hookspool import spool_events, spool_signature
-from providers.outbox import Outbox, normalize, reply_lock
+from providers.outbox import Outbox, keys_lock, last_interrupt_ns, mark_interrupt, normalize, reply_lock
 from providers.sanitize import sanitize_text
 from providers.schema import (
     Answer,
@@ -567,14 +567,26 @@ class CodexProvider(AgentProvider):
             time.sleep(POLL_S)
 
     def interrupt(self, run: RunHandle) -> None:
-        """§11: one Esc stops a working turn. Sent only while the rollout says the turn works (or
-        a prompt asks): at idle a first Esc arms "esc again to edit previous message" and a second
-        opens that editor. Never Ctrl-C: it opens a dialog while working and exits at idle."""
+        """§11: one Esc stops a working turn. Sent only while the rollout says the turn works:
+        at idle a first Esc arms "esc again to edit previous message" and a second opens that
+        editor. Never Ctrl-C: it opens a dialog while working and exits at idle. Never on an
+        approval prompt (§7: Esc there declines it, an answer nobody chose, and an answer on
+        its way would then be typed into the composer): PromptPending, nothing sent."""
         tmux = Tmux(run.tmux_socket)
         if not tmux.has_session(run.tmux_session):
             raise SessionGone("The agent's terminal session is gone.")
-        if self._state_now(run) == RunState.WORKING or self._asking(run):
-            tmux.send_keys(run.tmux_session, "Escape")
+        busy = f"An answer is being sent to {self.display_name()}; the interrupt was not sent. Try again."
+        with keys_lock(run, busy=busy):
+            view = self.spool_view(run)
+            if view.pending is not None or view.blocked:
+                where = "allow or deny it above" if view.pending is not None else "answer it in its terminal"
+                raise PromptPending(
+                    f"{self.display_name()} is asking for approval: {where}. The interrupt was not "
+                    "sent: its Esc would have answered for you."
+                )
+            if self._state_now(run) == RunState.WORKING:
+                mark_interrupt(run)
+                tmux.send_keys(run.tmux_session, "Escape")
 
     def answer_dialog(self, run: RunHandle, dialog: Dialog, answers: Sequence[Answer]) -> None:
         """§7: one key per option (y, p, Esc), after the prompt is drawn; verified by the
@@ -596,16 +608,24 @@ class CodexProvider(AgentProvider):
                 f"{self.display_name()}'s approval prompt is not on its screen; lab sent nothing. "
                 "Check the terminal with the attach command."
             )
-        with self._guard:  # the backstop's intent, recorded before the first key
-            self._intents.pop(dialog.tool_use_id, None)
-            self._intents[dialog.tool_use_id] = "allow" if choice.allows else "deny"
-            while len(self._intents) > 100:
-                self._intents.popitem(last=False)
-        tmux.send_keys(run.tmux_session, choice.tmux_key)
-        if not self._cursor_hidden(tmux, run, False, KEY_LANDED_TIMEOUT_S):
-            again = self.spool_view(run).pending
-            if again is not None and again == view.pending:  # the same prompt, still showing
-                tmux.send_keys(run.tmux_session, choice.tmux_key)
+        busy = f"An interrupt is being sent to {self.display_name()}; nothing was answered. Try again."
+        with keys_lock(run, busy=busy):
+            # Read again after the wait for the prompt, right before the key: an approval gone
+            # (answered, aborted) or dismissed by an interrupt since its tool began would take
+            # the key as composer text.
+            now = self.spool_view(run).pending
+            if now is None or now != view.pending or last_interrupt_ns(run) >= (now.seen_ns or now.shown_ns):
+                raise StaleDialog("That approval is no longer pending. Nothing was sent.")
+            with self._guard:  # the backstop's intent, recorded before the first key
+                self._intents.pop(dialog.tool_use_id, None)
+                self._intents[dialog.tool_use_id] = "allow" if choice.allows else "deny"
+                while len(self._intents) > 100:
+                    self._intents.popitem(last=False)
+            tmux.send_keys(run.tmux_session, choice.tmux_key)
+            if not self._cursor_hidden(tmux, run, False, KEY_LANDED_TIMEOUT_S):
+                again = self.spool_view(run).pending
+                if again is not None and again == view.pending:  # the same prompt, still showing
+                    tmux.send_keys(run.tmux_session, choice.tmux_key)
         if not self._wait_answered(run, dialog.tool_use_id, path, start, allows=choice.allows):
             if choice.allows:
                 raise ReplyNotDelivered(

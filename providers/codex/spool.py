@@ -90,6 +90,7 @@ class Pending:
 
     dialog: Dialog
     shown_ns: int  # when the PermissionRequest ran (the prompt is drawn just after)
+    seen_ns: int = 0  # when its tool began (PreToolUse): an Esc sent since then stopped it
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,7 +138,10 @@ def fold(events: Iterable[dict[str, Any]], resolved: frozenset[str] = frozenset(
             asked.add(match)
             raw_input = event.get("tool_input")
             tool_input: dict[str, Any] = raw_input if isinstance(raw_input, dict) else {}
-            pending = Pending(approval_dialog(match, str(tool), tool_input), at)
+            seen = pres[match].get("_at")
+            pending = Pending(
+                approval_dialog(match, str(tool), tool_input), at, seen if isinstance(seen, int) else at
+            )
         elif kind in CLOSING_EVENTS:
             pres.clear()
             pending, blocked = None, False

@@ -242,3 +242,32 @@ def test_one_answer_at_a_time_per_run_even_for_another_dialog(asking, fake_provi
     with pytest.raises(StaleDialog, match="Another answer for this run"):
         services.dialog_answer(run=asking, tool_use_id="toolu_1", answers=[Answer(choices=(0,))])
     assert answers_sent(fake_provider) == []
+
+
+ASKS_PERMISSION = {
+    "tool_use_id": "toolu_2",
+    "kind": "approval",
+    "prompt": "Run a shell command",
+    "options": ["Allow once", {"label": "Deny, and tell the agent", "takes_text": True}, "Deny"],
+}
+
+
+def test_an_interrupt_while_a_dialog_is_pending_is_409_and_sends_nothing(authed_client, run, fake_provider):
+    """An interrupt's key would answer the prompt for the operator, and an answer racing it would
+    then be typed as a new prompt: refused, saying what to do instead."""
+    fake_raise_dialog(run.transcript_path, ASKS_PERMISSION)
+    r = authed_client.post(f"/runs/{run.pk}/interrupt/")
+    assert r.status_code == 409
+    assert r.content.decode() == (
+        "Fake Agent is asking permission: allow or deny it above. The interrupt was not sent: "
+        "its key would have answered for you."
+    )
+    fake_raise_dialog(run.transcript_path, DIALOG)
+    r = authed_client.post(f"/runs/{run.pk}/interrupt/")
+    assert r.status_code == 409 and "asking a question: answer or decline it above" in r.content.decode()
+    assert fake_provider.sent == []
+    # The dialog is still the operator's to answer.
+    data = {"tool_use_id": "toolu_1", "count": "1", "answers-0": "2"}
+    assert authed_client.post(f"/runs/{run.pk}/answer/", data).status_code == 200
+    assert authed_client.post(f"/runs/{run.pk}/interrupt/").status_code == 204
+    assert [s[0] for s in fake_provider.sent] == ["answer", "interrupt"]

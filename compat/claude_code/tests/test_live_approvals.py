@@ -19,6 +19,7 @@ import pytest
 from compat.adapter import AdapterRun
 from compat.claude_code.adapter import backstop_warnings, recorded
 from compat.claude_code.scripted_model import text, tool_use, when
+from providers.errors import PromptPending, StaleDialog
 from providers.hookspool import spool_events
 from providers.schema import Answer, Dialog, DialogKind, MessageKind, RunState
 
@@ -179,3 +180,59 @@ def test_accept_every_edit_switches_to_accept_edits_and_the_next_edit_runs_unask
     assert (wt / "one.txt").exists() and (wt / "two.txt").exists()
     assert len(permission_requests(manual_run)) == asked
     assert backstop_warnings(manual_run, dialog.tool_use_id) == []
+
+
+# --- an interrupt and an answer on the same prompt -----------------------------------------
+
+
+def test_an_interrupt_while_an_approval_is_pending_sends_nothing_and_the_answer_still_lands(
+    scripted_model, manual_run, claude_home
+):
+    scripted_model.script.add(when("RACE-1", bash("touch raced.txt"), text("race1 done")))
+    dialog = raise_approval(manual_run, "RACE-1 go")
+    # Esc on the prompt would deny the tool with no one's answer: refused, nothing sent.
+    with pytest.raises(PromptPending, match="asking permission: allow or deny it above"):
+        manual_run.provider.interrupt(manual_run.handle)
+    assert manual_run.provider.pending_dialog(manual_run.handle) == dialog
+    deny = option(dialog, "Deny, and tell Claude")
+    manual_run.provider.answer_dialog(manual_run.handle, dialog, [Answer(choices=(deny,), text="use printf")])
+    entry = recorded(manual_run, dialog.tool_use_id)
+    assert result_text(entry).startswith(REJECTED) and result_text(entry).endswith("use printf")
+    settle(manual_run, "race1 done")
+    assert "use printf" not in manual_run.texts(MessageKind.USER_TEXT)
+    assert backstop_warnings(manual_run, dialog.tool_use_id) == []
+
+
+def test_an_answer_to_a_prompt_an_interrupt_dismissed_is_refused_and_types_nothing(
+    scripted_model, manual_run, claude_home, monkeypatch
+):
+    """The interrupt's check ran before the prompt was drawn (its PermissionRequest came a moment
+    later), so its Esc dismissed the prompt; the page still offered it, and the operator's
+    "Deny, and tell Claude" came 50 ms after. Before the lock and the re-check, the answer's
+    keys went to the composer and the feedback became a new prompt the model answered."""
+    scripted_model.script.add(when("RACE-2", bash("touch raced2.txt"), text("race2 done")))
+    dialog = raise_approval(manual_run, "RACE-2 go")
+    provider = manual_run.provider
+    # The check as it read just before the PermissionRequest: nothing asked yet.
+    with monkeypatch.context() as m:
+        m.setattr(provider, "_refuse_interrupt_if_asking", lambda run: None)
+        provider.interrupt(manual_run.handle)
+    feedback = "feedback that must not become a prompt"
+    deny = option(dialog, "Deny, and tell Claude")
+    with pytest.raises(StaleDialog, match="Nothing was sent"):
+        provider.answer_dialog(manual_run.handle, dialog, [Answer(choices=(deny,), text=feedback)])
+    entry = recorded(manual_run, dialog.tool_use_id)  # the Esc's own rejection
+    assert result_text(entry).startswith(REJECTED) and feedback not in result_text(entry)
+    manual_run.wait(lambda r: r.last.state == RunState.IDLE, timeout=20, what="idle after the interrupt")
+    assert not (claude_home.worktree / "raced2.txt").exists()
+    # lab sent no answer, so it compares the Esc's rejection with none (no false warning).
+    assert backstop_warnings(manual_run, dialog.tool_use_id) == []
+    # Nothing reached the composer: the next prompt is recorded alone, and no user message
+    # carries the feedback.
+    scripted_model.script.add(when("AFTER-RACE", text("after done")))
+    provider.reply(manual_run.handle, "AFTER-RACE go")
+    settle(manual_run, "after done")
+    assert [t for t in manual_run.texts(MessageKind.USER_TEXT) if "RACE" in t or feedback in t] == [
+        "RACE-2 go",
+        "AFTER-RACE go",
+    ]

@@ -1,0 +1,55 @@
+"""The keys lock and the interrupt mark (providers/outbox.py): an answer's keys and an interrupt
+take turns per run, across workers (a file lock: a second open file is a second worker)."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from providers.errors import ReplyInFlight
+from providers.outbox import keys_lock, last_interrupt_ns, mark_interrupt
+from providers.schema import RunHandle
+
+
+def handle(tmp_path) -> RunHandle:
+    return RunHandle(run_id=1, worktree="/wt", tmux_socket="s", tmux_session="x", spool_dir=str(tmp_path))
+
+
+def test_a_second_holder_waits_for_the_first_then_goes(tmp_path):
+    run, order = handle(tmp_path), []
+    held = threading.Event()
+
+    def first() -> None:
+        with keys_lock(run, busy="busy"):
+            held.set()
+            time.sleep(0.3)
+            order.append("first done")
+
+    t = threading.Thread(target=first)
+    t.start()
+    held.wait(5)
+    with keys_lock(run, busy="busy", wait=5):
+        order.append("second in")
+    t.join()
+    assert order == ["first done", "second in"]
+
+
+def test_a_holder_that_does_not_let_go_in_time_refuses_the_second_with_its_reason(tmp_path):
+    run = handle(tmp_path)
+    busy = "An answer is being typed."
+    with (
+        keys_lock(run, busy=busy),
+        pytest.raises(ReplyInFlight, match="being typed"),
+        keys_lock(run, busy=busy, wait=0.1),
+    ):
+        pass
+
+
+def test_an_interrupt_leaves_when_it_was_sent(tmp_path):
+    run = handle(tmp_path)
+    assert last_interrupt_ns(run) == 0
+    before = time.time_ns()
+    mark_interrupt(run)
+    assert before <= last_interrupt_ns(run) <= time.time_ns()
