@@ -9,7 +9,7 @@ import stat
 import pytest
 
 from providers.claude_code import seed as seed_mod
-from providers.claude_code.seed import ConfigRefused, seed_workspace
+from providers.claude_code.seed import ConfigRefused, repository_trusted, seed_workspace, trust_repository
 from providers.errors import ProviderError
 from providers.schema import ProjectServers, WorkspaceChoices
 
@@ -286,8 +286,9 @@ def test_the_provider_approves_only_the_key_lab_passes(settings, home, wt, monke
     assert config(home)["customApiKeyResponses"]["approved"] == [KEY[-20:]]
 
 
-def test_a_linked_worktree_trusts_its_repository_too(home, tmp_path):
-    """COMPAT-seeding §7: settings that pre-approve permissions need the main checkout trusted."""
+def test_a_linked_worktree_is_trusted_alone_and_the_repository_only_on_the_operators_word(home, tmp_path):
+    """COMPAT-seeding §7, §8: seeding trusts the worktree's folder (its prompt would hold the
+    run); the repository, whose settings would then load, only through trust_repository."""
     import subprocess
 
     repo = tmp_path / "repo"
@@ -298,5 +299,11 @@ def test_a_linked_worktree_trusts_its_repository_too(home, tmp_path):
         [*git, "worktree", "add", "-q", "-b", "run", str(tmp_path / "linked")], cwd=repo, check=True
     )
     seed_workspace(tmp_path / "linked", home=home)
+    assert config(home)["projects"] == {str((tmp_path / "linked").resolve()): TRUST}
+    assert not repository_trusted(tmp_path / "linked", home=home)
+
+    assert home / ".claude.json" in trust_repository(tmp_path / "linked", home=home)
     projects = config(home)["projects"]
     assert projects == {str((tmp_path / "linked").resolve()): TRUST, str(repo.resolve()): TRUST}
+    assert repository_trusted(repo, home=home) and repository_trusted(tmp_path / "linked", home=home)
+    assert trust_repository(repo, home=home) == []  # idempotent
