@@ -72,9 +72,13 @@ def git_settings(checkout: Path) -> list[RepositorySetting]:
     """Git settings of the repository that run programs: config keys naming a program (for
     every worktree of it: the config is shared), hooks in its hooks directory, and the
     `.gitattributes` lines that put a configured filter, diff or merge driver to work."""
-    programs = _config_programs(worktrees.git_path(checkout, "config"))
+    config = worktrees.git_path(checkout, "config")
+    programs = _config_programs(config)
     drivers = {m.group(1) for s in programs if (m := _DRIVER_KEY.match(s.detail))}
-    return [*programs, *_hooks(worktrees.git_path(checkout, "hooks")), *_attribute_drivers(checkout, drivers)]
+    # Not `--git-path hooks`: lab's own git runs with hooks off, so git would name /dev/null.
+    configured = [s.detail.split(" = ", 1)[1] for s in programs if s.detail.startswith("core.hookspath = ")]
+    hooks_dir = checkout / configured[-1] if configured else config.parent / "hooks"
+    return [*programs, *_hooks(hooks_dir), *_attribute_drivers(checkout, drivers)]
 
 
 _DRIVER_KEY = re.compile(r"(?:filter|diff|merge)\.(.+)\.(?:clean|smudge|process|command|textconv|driver) = ")

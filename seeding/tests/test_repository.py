@@ -50,3 +50,14 @@ def test_a_fifo_for_gitattributes_never_hangs_the_form(git_repo):
     reader.join(timeout=10)
     assert result, "reading a FIFO .gitattributes blocked"
     assert any(s.detail == "not a regular file" for s in result[0])  # type: ignore[attr-defined]
+
+
+def test_hooks_in_a_configured_hooks_path_are_listed(git_repo):
+    # lab's own git runs with hooks off: the repository's hooks folder is read from its config.
+    _git(git_repo, "config", "core.hooksPath", "githooks")
+    (git_repo / "githooks").mkdir()
+    hook = git_repo / "githooks" / "pre-commit"
+    hook.write_text("#!/bin/sh\n")
+    hook.chmod(0o755)
+    rows = {(s.kind, s.detail) for s in git_settings(git_repo)}
+    assert ("git program", "core.hookspath = githooks") in rows and ("git hook", "pre-commit") in rows
