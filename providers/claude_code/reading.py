@@ -82,8 +82,14 @@ class Reading(Process):
         located = self.locate_transcript(run)
         if not located or not _AGENT_ID.fullmatch(side):
             return ""
-        path = Path(located).with_suffix("") / "subagents" / f"agent-{side}.jsonl"
-        return str(path) if path.is_file() and not path.is_symlink() else ""
+        session = Path(located).with_suffix("")
+        path = session / "subagents" / f"agent-{side}.jsonl"
+        # Resolved whole: a symlink anywhere below the session's project dir (a symlinked
+        # subagents folder) would lead the read outside the transcript tree.
+        expected = Path(os.path.realpath(session.parent)) / session.name / "subagents" / path.name
+        if os.path.realpath(path) != str(expected):
+            return ""
+        return str(path) if path.is_file() else ""
 
     def read_transcript(self, path: str, cursor: Cursor) -> TranscriptRead:
         with self._reading_guard:
