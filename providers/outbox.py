@@ -19,6 +19,7 @@ from pathlib import Path
 import orjson
 
 from providers.errors import ReplyInFlight
+from providers.safefile import MAX_SPOOL_BYTES, read_regular
 from providers.schema import RunHandle
 
 
@@ -63,7 +64,7 @@ class Outbox:
         if not self.path:
             return []
         try:
-            data = orjson.loads(Path(self.path).read_bytes())
+            data = orjson.loads(read_regular(self.path, MAX_SPOOL_BYTES))
         except (OSError, orjson.JSONDecodeError):
             return []
         return [e for e in data if isinstance(e, dict)] if isinstance(data, list) else []

@@ -74,7 +74,7 @@ def read_regular(path: str | os.PathLike[str], limit: int, *, offset: int = 0, f
             raise TooLarge(
                 errno.EFBIG, f"holds {st.st_size - offset} bytes, over the {limit}-byte limit", str(path)
             )
-        data = _pread_upto(fd, limit + 1, offset)
+        data = pread_upto(fd, limit + 1, offset)
         if len(data) > limit:
             raise TooLarge(errno.EFBIG, f"grew over the {limit}-byte limit while read", str(path))
         return data
@@ -83,10 +83,17 @@ def read_regular(path: str | os.PathLike[str], limit: int, *, offset: int = 0, f
 def read_head(path: str | os.PathLike[str], limit: int, *, offset: int = 0, follow: bool = False) -> bytes:
     """At most `limit` bytes of the file from `offset` (the rest is left unread)."""
     with open_regular(path, follow=follow) as (fd, _st):
-        return _pread_upto(fd, limit, offset)
+        return pread_upto(fd, limit, offset)
 
 
-def _pread_upto(fd: int, limit: int, offset: int) -> bytes:
+def read_tail(path: str | os.PathLike[str], limit: int) -> bytes:
+    """The file's last `limit` bytes (all of it when smaller)."""
+    with open_regular(path) as (fd, st):
+        return pread_upto(fd, limit, max(0, st.st_size - limit))
+
+
+def pread_upto(fd: int, limit: int, offset: int) -> bytes:
+    """Up to `limit` bytes of an open file from `offset`, in bounded reads."""
     parts, got = [], 0
     while got < limit:
         chunk = os.pread(fd, min(limit - got, 1024 * 1024), offset + got)

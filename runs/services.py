@@ -25,6 +25,7 @@ from django.utils import timezone
 from providers.base import AgentProvider, LiveSignals, PromptReturner
 from providers.errors import DialogNotAnswerable, PromptPending, ReplyRefused, SessionGone, StaleDialog
 from providers.registry import get_provider
+from providers.safefile import read_regular
 from providers.schema import Answer, Dialog, DialogKind, RunHandle, RunState, WorkspaceChoices
 from providers.tmux import Tmux
 from runs import commands
@@ -341,6 +342,9 @@ class RunExit:
 EXIT_STATUS_WAIT_S = 1.0
 
 
+EXIT_FILE_MAX_BYTES = 1024 * 1024  # a pane's last lines and a status: far less in practice
+
+
 def exit_file(run: Run) -> Path:
     return Path(settings.LAB_RUNS_DIR) / str(run.pk) / "exit.json"
 
@@ -349,7 +353,8 @@ def run_exit(run: Run) -> RunExit | None:
     """The recorded exit of an ended run; None when lab did not see the process exit (the
     operator ended it, or the session vanished with its tmux server)."""
     try:
-        data = json.loads(exit_file(run).read_text())
+        # The run's folder holds the spool the agent writes into: a regular file, bounded.
+        data = json.loads(read_regular(exit_file(run), EXIT_FILE_MAX_BYTES))
     except (OSError, ValueError):
         return None
     status = data.get("status")

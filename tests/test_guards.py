@@ -40,6 +40,7 @@ SEAM = {
     "bounded",
     "hookspool",
     "outbox",
+    "safefile",
 }
 # Modules of an adapter that must stay Django-free whenever an adapter has them (docs/architecture.md:
 # parsing and recipes test without a database): the no-Django contract names them by wildcard.

@@ -4,39 +4,14 @@ from __future__ import annotations
 
 import logging
 import os
-import threading
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import orjson
 import pytest
 
 from providers.hookspool import spool_events
 from providers.safefile import MAX_SPOOL_BYTES
-
-DEADLINE_S = 5.0
-
-
-def _within_deadline[T](fn: Callable[[], T]) -> T:
-    """fn's result, or a failure when it has not returned by the deadline (the thread is left
-    blocked: a daemon, so the test run still ends)."""
-    box: dict[str, Any] = {}
-
-    def run() -> None:
-        try:
-            box["result"] = fn()
-        except BaseException as exc:  # re-raised in the test's thread
-            box["error"] = exc
-
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    thread.join(DEADLINE_S)
-    if thread.is_alive():
-        pytest.fail(f"still blocked after {DEADLINE_S} s")
-    if "error" in box:
-        raise box["error"]
-    return box["result"]
+from providers.testing import returns_within
 
 
 def _payload(spool: Path, name: str, event: str) -> None:
@@ -47,14 +22,14 @@ def test_a_fifo_in_the_spool_is_skipped_not_waited_on(tmp_path: Path) -> None:
     _payload(tmp_path, "00000000000000000001-1.json", "SessionStart")
     os.mkfifo(tmp_path / "00000000000000000002-2.json")
     _payload(tmp_path, "00000000000000000003-3.json", "Stop")
-    events = _within_deadline(lambda: spool_events(str(tmp_path)))
+    events = returns_within(lambda: spool_events(str(tmp_path)))
     assert [e["hook_event_name"] for e in events] == ["SessionStart", "Stop"]
 
 
 def test_a_symlink_to_dev_zero_in_the_spool_is_skipped(tmp_path: Path) -> None:
     os.symlink("/dev/zero", tmp_path / "00000000000000000001-1.json")
     _payload(tmp_path, "00000000000000000002-2.json", "Stop")
-    events = _within_deadline(lambda: spool_events(str(tmp_path)))
+    events = returns_within(lambda: spool_events(str(tmp_path)))
     assert [e["hook_event_name"] for e in events] == ["Stop"]
 
 
