@@ -41,16 +41,13 @@ def _kind(mode: int) -> str:
     ):
         if test(mode):
             return name
-    return "not a regular file"
+    return "something"
 
 
-@contextmanager
-def open_regular(
-    path: str | os.PathLike[str], *, follow: bool = False
-) -> Iterator[tuple[int, os.stat_result]]:
-    """(fd, its fstat) of a regular file. FileNotFoundError when it is missing; UnsafeFile
-    for a symlink (unless `follow`) or anything but a regular file. The fd never blocks on
-    open: a FIFO is refused by its fstat, not waited on."""
+def open_fd(path: str | os.PathLike[str], *, follow: bool = False) -> tuple[int, os.stat_result]:
+    """(fd, its fstat) of a regular file; the caller closes the fd. FileNotFoundError when it
+    is missing; UnsafeFile for a symlink (unless `follow`) or anything but a regular file. The
+    open never blocks: a FIFO is refused by its fstat, not waited on."""
     try:
         fd = os.open(path, _FLAGS if follow else _FLAGS | os.O_NOFOLLOW)
     except OSError as exc:
@@ -59,8 +56,22 @@ def open_regular(
         raise
     try:
         st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise UnsafeFile(errno.EINVAL, f"is {_kind(st.st_mode)}, not read", str(path))
+    except BaseException:
+        os.close(fd)
+        raise
+    if not stat.S_ISREG(st.st_mode):
+        os.close(fd)
+        raise UnsafeFile(errno.EINVAL, f"is {_kind(st.st_mode)}, not a regular file", str(path))
+    return fd, st
+
+
+@contextmanager
+def open_regular(
+    path: str | os.PathLike[str], *, follow: bool = False
+) -> Iterator[tuple[int, os.stat_result]]:
+    """open_fd as a context manager that closes the fd."""
+    fd, st = open_fd(path, follow=follow)
+    try:
         yield fd, st
     finally:
         os.close(fd)
