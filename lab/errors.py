@@ -35,7 +35,13 @@ def bad_request(request: HttpRequest, exception: Exception | None = None) -> Htt
 
 
 class StaticFilesHandler(ASGIStaticFilesHandler):
-    """Static files served in-process, with a path that escapes the static roots a 400."""
+    """Static files served in-process, with a path that escapes the static roots a 400, and
+    `nosniff` like every other response (these pass by SecurityMiddleware)."""
+
+    async def get_response_async(self, request: HttpRequest) -> Any:
+        response = await super().get_response_async(request)
+        response.headers.setdefault("X-Content-Type-Options", "nosniff")
+        return response
 
     def serve(self, request: HttpRequest) -> Any:
         try:

@@ -176,6 +176,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "lab.headers.NoStoreMiddleware",  # outermost but security: it marks every response
     "lab.errors.TmuxNotAnsweringMiddleware",  # a stopped tmux server: a 503 that says so
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
