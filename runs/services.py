@@ -11,6 +11,7 @@ import dataclasses
 import datetime
 import fcntl
 import json
+import os
 import re
 import secrets
 import time
@@ -118,7 +119,16 @@ def _starting() -> Iterator[None]:
     claims the name and the worktree: two starts for one branch never share a folder."""
     root = worktrees_root()
     root.mkdir(parents=True, exist_ok=True)
-    with open(root / ".lab-start.lock", "a") as lock:
+    # Non-blocking and no symlink: a FIFO planted here would hang every run start.
+    flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    try:
+        fd = os.open(root / ".lab-start.lock", flags, 0o600)
+    except OSError as exc:
+        raise worktrees.WorktreeError(
+            f"lab cannot open its start lock {root / '.lab-start.lock'} ({exc.strerror}); "
+            "it must be a plain file: remove it and start again."
+        ) from None
+    with os.fdopen(fd, "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         try:
             yield
