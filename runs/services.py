@@ -388,7 +388,11 @@ def _record_exit(run: Run) -> None:
     if not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         tmp = path.with_name(f".exit-{secrets.token_hex(4)}")
-        tmp.write_text(json.dumps({"status": dead[1], "output": tmux.final_output(run.tmux_session)}))
+        record = json.dumps({"status": dead[1], "output": tmux.final_output(run.tmux_session)})
+        # 0600 whatever the umask (the pane's last lines may show a secret); never through a link.
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        with os.fdopen(fd, "w") as f:
+            f.write(record)
         tmp.replace(path)
     tmux.kill_session(run.tmux_session, pane_pid=dead[0])
 

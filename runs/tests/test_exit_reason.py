@@ -3,6 +3,7 @@ status, kept by tmux's remain-on-exit and shown on the run page."""
 
 import os
 import re
+import stat
 import subprocess
 import time
 
@@ -82,3 +83,12 @@ def test_a_fifo_where_the_exit_is_recorded_is_no_exit_and_no_hang(authed_client,
     services.exit_file(run).parent.mkdir(parents=True, exist_ok=True)
     os.mkfifo(services.exit_file(run))
     assert returns_within(lambda: services.run_exit(run)) is None
+
+
+def test_the_exit_record_is_0600_whatever_the_umask(dying_run):
+    old = os.umask(0)
+    try:
+        services.run_mark_ended(run=dying_run)
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(os.stat(services.exit_file(dying_run)).st_mode) == 0o600
