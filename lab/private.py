@@ -30,7 +30,8 @@ def private_file(path: Path, *, create: bool = False) -> None:
     """`path`, when it exists, is a regular file of lab's user with mode 0600. With `create`, a
     missing one is created empty at 0600, so whoever writes it next keeps that mode."""
     if create:
-        with contextlib.suppress(FileExistsError):
+        # Any failure but "exists" is left to whoever writes the file next: it says what is wrong.
+        with contextlib.suppress(OSError):
             os.close(
                 os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
             )

@@ -148,11 +148,12 @@ def _generated_secret_key(path: Path) -> str:
     return key
 
 
+# A key file from before lab wrote it 0600 (or copied in by hand) is made 0600 too; one that is
+# not a regular file stops lab before anything reads it.
+_private(private_file, DATA_DIR / "secret_key")
 SECRET_KEY = _check_secret_key(
     env.str("SECRET_KEY", default="") or _generated_secret_key(DATA_DIR / "secret_key")
 )
-# A key file from before lab wrote it 0600 (or copied in by hand) is made 0600 too.
-_private(private_file, DATA_DIR / "secret_key")
 
 
 # --- apps ------------------------------------------------------------------------------------

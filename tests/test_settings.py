@@ -167,3 +167,11 @@ def test_a_data_dir_of_another_user_stops_lab_and_says_why(tmp_path):
     proc = load_settings(tmp_path)
     assert proc.returncode != 0
     assert "belongs to user id 65534" in proc.stderr and "LAB_DATA_DIR of your own" in proc.stderr
+
+
+def test_a_fifo_as_the_secret_key_file_stops_lab_at_once(tmp_path):
+    (tmp_path / "data").mkdir()
+    os.mkfifo(tmp_path / "data" / "secret_key")
+    proc = load_settings(tmp_path)  # its own 60 s bound: a read of the FIFO would wait forever
+    assert proc.returncode != 0
+    assert "secret_key is not a regular file" in proc.stderr
