@@ -113,18 +113,3 @@ def pread_upto(fd: int, limit: int, offset: int) -> bytes:
         parts.append(chunk)
         got += len(chunk)
     return b"".join(parts)
-
-
-def regular_size(path: str | os.PathLike[str]) -> int:
-    """The size of a regular file, 0 when it is missing; UnsafeFile for anything else."""
-    try:
-        with open_regular(path) as (_fd, st):
-            return st.st_size
-    except FileNotFoundError:
-        return 0
-
-
-def is_under(path: str | os.PathLike[str], root: str | os.PathLike[str]) -> bool:
-    """Whether `path`, every symlink in it resolved, lies inside `root` (also resolved)."""
-    real, top = os.path.realpath(path), os.path.realpath(root)
-    return real != top and os.path.commonpath([real, top]) == top
