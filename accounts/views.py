@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import time
+
 from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth.base_user import AbstractBaseUser
@@ -12,9 +14,14 @@ from django.urls import reverse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods
 
-from accounts.forms import OperatorPasswordForm
+from accounts.forms import OperatorPasswordChangeForm, OperatorPasswordForm
 from accounts.models import LoginLink
 from accounts.ratelimit import login_attempt_check, login_failed, login_succeeded
+
+# A session logged in by a one-time link may set the password without the current one for this
+# long; after that (or once it has set one) it needs the current password like any other.
+LINK_LOGIN_KEY = "lab_link_login_at"
+LINK_GRACE_S = 30 * 60
 
 
 class RateLimitedLoginView(LoginView):
@@ -76,6 +83,9 @@ def login_link(request: HttpRequest, token: str) -> HttpResponse:
     if link is None:
         return render(request, "accounts/login_link.html", {"invalid": True}, status=410)
     login(request, link.user, backend="django.contrib.auth.backends.ModelBackend")
+    # The link is the way back in when the password is forgotten: this session may set a new
+    # one without the old, for a short while.
+    request.session[LINK_LOGIN_KEY] = time.time()
     response = redirect("accounts:set_password")
     # The link is the way back in during a flood of wrong passwords: this browser is trusted
     # from now on (accounts/ratelimit.py).
@@ -88,10 +98,14 @@ def login_link(request: HttpRequest, token: str) -> HttpResponse:
 def set_password(request: HttpRequest) -> HttpResponse:
     user = request.user
     assert isinstance(user, AbstractBaseUser)  # LoginRequiredMiddleware: never anonymous here
-    form = OperatorPasswordForm(user, request.POST or None)
+    fresh_link = time.time() - float(request.session.get(LINK_LOGIN_KEY, 0)) < LINK_GRACE_S
+    needs_current = user.has_usable_password() and not fresh_link
+    form_class = OperatorPasswordChangeForm if needs_current else OperatorPasswordForm
+    form = form_class(user, request.POST or None)
     if request.method == "POST" and form.is_valid():
         form.save()
         login(request, user, backend="django.contrib.auth.backends.ModelBackend")
+        request.session.pop(LINK_LOGIN_KEY, None)
         messages.success(request, "Password set.")
         return redirect("runs:list")
     return render(request, "accounts/set_password.html", {"form": form, "username": user.get_username()})

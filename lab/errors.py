@@ -5,6 +5,9 @@ again: a body that could not be decoded the first time (a form in latin-1) raise
 the error view and turns the 400 into a 500. The static files handler lets the finders'
 SuspiciousFileOperation (an encoded `..` in the path) escape as a 500. And Django logs every
 4xx it built from an exception with that exception's traceback.
+
+A tmux server that stops answering is not a bug in lab either: the page says what is wrong (a
+503 with tmux's state in words), not a bare 500 after the call's bound.
 """
 
 from __future__ import annotations
@@ -16,6 +19,12 @@ from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
 from django.core.exceptions import SuspiciousOperation
 from django.core.handlers.exception import response_for_exception
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
+from django.utils.deprecation import MiddlewareMixin
+from django.utils.html import escape
+
+from providers.tmux import TmuxNotAnswering
+
+log = logging.getLogger(__name__)
 
 
 def bad_request(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
@@ -26,7 +35,13 @@ def bad_request(request: HttpRequest, exception: Exception | None = None) -> Htt
 
 
 class StaticFilesHandler(ASGIStaticFilesHandler):
-    """Static files served in-process, with a path that escapes the static roots a 400."""
+    """Static files served in-process, with a path that escapes the static roots a 400, and
+    `nosniff` like every other response (these pass by SecurityMiddleware)."""
+
+    async def get_response_async(self, request: HttpRequest) -> Any:
+        response = await super().get_response_async(request)
+        response.headers.setdefault("X-Content-Type-Options", "nosniff")
+        return response
 
     def serve(self, request: HttpRequest) -> Any:
         try:
@@ -46,3 +61,19 @@ class ClientErrorsInOneLine(logging.Filter):
             record.exc_info = None
             record.exc_text = None
         return True
+
+
+class TmuxNotAnsweringMiddleware(MiddlewareMixin):
+    """A page that asked lab's tmux server and got no answer within the bound: 503 and why."""
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        if not isinstance(exception, TmuxNotAnswering):
+            return None
+        log.error("%s %s: %s", request.method, request.path, exception)
+        return HttpResponse(
+            "<!doctype html><title>tmux does not answer</title><h1>lab's tmux server does not answer</h1>"
+            f"<p>{escape(str(exception))}</p><p>Reload when it answers again.</p>",
+            status=503,
+            content_type="text/html",
+            headers={"Retry-After": "10"},
+        )

@@ -10,6 +10,7 @@ import ipaddress
 import json
 import os
 import secrets
+from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -18,6 +19,7 @@ import environ
 from django.core.exceptions import ImproperlyConfigured
 from django.utils.csp import CSP
 
+from lab.private import NotPrivate, private_dir, private_file
 from providers.known import KNOWN_PROVIDERS
 
 django_stubs_ext.monkeypatch()  # lets ModelAdmin[Run] and QuerySet["Run"] subscript at runtime
@@ -47,7 +49,16 @@ if (BASE_DIR / ".env").exists():
 DEBUG = env_bool("DEBUG", False)
 
 DATA_DIR = Path(env.str("LAB_DATA_DIR", default=str(BASE_DIR / "var"))).expanduser().resolve()
-DATA_DIR.mkdir(parents=True, exist_ok=True, mode=0o700)
+
+
+def _private(fix: Callable[[Path], None], path: Path) -> None:
+    try:
+        fix(path)
+    except NotPrivate as exc:
+        raise ImproperlyConfigured(str(exc)) from None
+
+
+_private(private_dir, DATA_DIR)
 
 
 # --- bind, hosts, origins --------------------------------------------------------------------
@@ -137,6 +148,9 @@ def _generated_secret_key(path: Path) -> str:
     return key
 
 
+# A key file from before lab wrote it 0600 (or copied in by hand) is made 0600 too; one that is
+# not a regular file stops lab before anything reads it.
+_private(private_file, DATA_DIR / "secret_key")
 SECRET_KEY = _check_secret_key(
     env.str("SECRET_KEY", default="") or _generated_secret_key(DATA_DIR / "secret_key")
 )
@@ -163,6 +177,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "lab.headers.NoStoreMiddleware",  # outermost but security: it marks every response
+    "lab.errors.TmuxNotAnsweringMiddleware",  # a stopped tmux server: a 503 that says so
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -208,6 +224,13 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"].setdefault("OPTIONS", {}).update(
         {"init_command": "PRAGMA journal_mode=WAL;", "timeout": 20, "transaction_mode": "IMMEDIATE"}
     )
+    _sqlite = str(DATABASES["default"]["NAME"])
+    if _sqlite and _sqlite != ":memory:" and not _sqlite.startswith("file:"):
+        # Created here at 0600 so SQLite's own create, whatever the umask, cannot leave it
+        # readable; SQLite gives its -wal and -shm files the database file's mode.
+        _private(lambda p: private_file(p, create=True), Path(_sqlite))
+        for _suffix in ("-wal", "-shm", "-journal"):
+            _private(private_file, Path(_sqlite + _suffix))
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = env.str("REDIS_URL", default="")
@@ -309,6 +332,7 @@ if not isinstance(LAB_AGENT_ENV, dict) or not all(
 LAB_AGENT_HOME = env.str("LAB_AGENT_HOME", default="")
 
 LAB_RUNS_DIR = DATA_DIR / "runs"  # per-run spool dirs and the like
+_private(private_dir, LAB_RUNS_DIR)
 
 # What the generic seeder writes into every new worktree; "" means the data dir's seed/ files.
 LAB_SEED_CONTEXT_FILE = env.str("LAB_SEED_CONTEXT_FILE", default="")

@@ -7,15 +7,30 @@ COMPAT §8; Codex: its COMPAT-adapter §6); what the payloads mean is the adapte
 
 from __future__ import annotations
 
+import logging
 import os
-from pathlib import Path
+import threading
 from typing import Any
 
 import orjson
 
+from providers.bounded import put_bounded
+from providers.safefile import MAX_SPOOL_BYTES, UnsafeFile, read_regular
+
+log = logging.getLogger(__name__)
+
+# Spool entries already reported as skipped, so a watcher that re-reads the spool at every wake
+# says so once, not at every wake.
+_reported: dict[str, None] = {}
+_reported_guard = threading.Lock()
+
 
 def spool_events(spool_dir: str) -> list[dict[str, Any]]:
-    """Every complete hook payload, oldest first (names sort by write time)."""
+    """Every complete hook payload, oldest first (names sort by write time).
+
+    The agent can write into the spool (its path is on the agent's command line): an entry that
+    is not a regular file or is over the hook writer's cap is skipped, logged once, never waited
+    on or held whole."""
     if not spool_dir:
         return []
     try:
@@ -24,14 +39,26 @@ def spool_events(spool_dir: str) -> list[dict[str, Any]]:
         return []
     events = []
     for name in names:
+        path = os.path.join(spool_dir, name)
         try:
-            data = orjson.loads(Path(spool_dir, name).read_bytes())
+            data = orjson.loads(read_regular(path, MAX_SPOOL_BYTES))
+        except UnsafeFile as exc:
+            _report_once(path, exc)
+            continue
         except (OSError, orjson.JSONDecodeError):
             continue
         if isinstance(data, dict):
             data["_spool_name"] = name
             events.append(data)
     return events
+
+
+def _report_once(path: str, exc: UnsafeFile) -> None:
+    with _reported_guard:
+        if path in _reported:
+            return
+        put_bounded(_reported, path, None, 1024)
+    log.warning("Skipped a hook spool entry: %s %s", path, exc.strerror)
 
 
 # The spool directory's mtime and its entries' names (spool_signature).

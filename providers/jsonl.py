@@ -12,21 +12,14 @@ from __future__ import annotations
 
 import errno
 import os
-import stat
 from dataclasses import dataclass, field
 
 from providers.errors import TranscriptUnreadable
+from providers.safefile import UnsafeFile, open_fd
 
 DEFAULT_MAX_LINE_BYTES = 8 * 1024 * 1024
 DEFAULT_MAX_BYTES = 64 * 1024 * 1024  # per call: a 100 MB file is read over several calls
 DEFAULT_CHUNK_BYTES = 1024 * 1024
-
-_OPEN_FLAGS = (
-    os.O_RDONLY
-    | os.O_NOFOLLOW  # a symlink could point lab at any file on the machine
-    | os.O_NONBLOCK  # opening a FIFO must not block waiting for a writer
-    | getattr(os, "O_CLOEXEC", 0)
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,18 +50,18 @@ def read_lines(
     if the cursor had progress, a vanished file is a reset. Raises TranscriptUnreadable for a
     symlink or anything but a regular file.
     """
+    # One open and one fstat per call, no context manager: this is the hot path of every wake.
     try:
-        fd = os.open(path, _OPEN_FLAGS)
+        fd, st = open_fd(path)
     except FileNotFoundError:
         return LinesRead(lines=[], offset=0, inode=0, reset=offset > 0 or inode != 0)
-    except OSError as exc:
+    except UnsafeFile as exc:
         if exc.errno in (errno.ELOOP, errno.EMLINK):
             raise TranscriptUnreadable(f"Refusing to follow a symlink: {path}") from None
+        raise TranscriptUnreadable(f"The transcript {path} {exc.strerror}") from None
+    except OSError as exc:
         raise TranscriptUnreadable(f"Cannot open the transcript {path}: {exc.strerror}") from None
     try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise TranscriptUnreadable(f"The transcript is not a regular file: {path}")
         reset = (inode != 0 and st.st_ino != inode) or st.st_size < offset
         if reset:
             offset, skip_from = 0, None

@@ -23,6 +23,7 @@ from pathlib import Path
 import orjson
 
 from providers.errors import ReplyInFlight
+from providers.safefile import MAX_SPOOL_BYTES, read_regular
 from providers.schema import RunHandle
 
 
@@ -117,7 +118,7 @@ class Outbox:
         if not self.path:
             return []
         try:
-            data = orjson.loads(Path(self.path).read_bytes())
+            data = orjson.loads(read_regular(self.path, MAX_SPOOL_BYTES))
         except (OSError, orjson.JSONDecodeError):
             return []
         return [e for e in data if isinstance(e, dict)] if isinstance(data, list) else []
@@ -140,5 +141,11 @@ class Outbox:
                 os.unlink(self.path)
             return
         tmp = f"{self.path}.tmp"
-        Path(tmp).write_bytes(orjson.dumps(entries))
+        # The agent can write in the spool: a symlink planted as the temp file must not make lab
+        # write through it, so the name is removed and created anew, 0600 whatever the umask.
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        with os.fdopen(fd, "wb") as f:
+            f.write(orjson.dumps(entries))
         os.replace(tmp, self.path)

@@ -15,8 +15,9 @@ import shutil
 import threading
 import time
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from providers.base import AgentProvider
 from providers.errors import (
@@ -58,6 +59,28 @@ FAKE_ANSWER_DELAY_ENV = "LAB_FAKE_ANSWER_DELAY_S"
 # The fake CLI's project settings: one "hook" per line. A line starting "redirect " stands for a
 # changed model endpoint. spawn records in FakeProvider.loaded whether it loaded them.
 FAKE_SETTINGS = ".fake-agent"
+
+
+def returns_within[T](fn: Callable[[], T], seconds: float = 5.0) -> T:
+    """fn's result, or AssertionError when it has not returned by the deadline: a test of a
+    call that must never block (a FIFO planted where lab reads). The blocked thread is left
+    behind as a daemon, so the test run still ends."""
+    box: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            box["result"] = fn()
+        except BaseException as exc:  # noqa: BLE001 — re-raised in the caller's thread
+            box["error"] = exc
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(seconds)
+    if thread.is_alive():
+        raise AssertionError(f"still blocked after {seconds} s")
+    if "error" in box:
+        raise box["error"]
+    return box["result"]
 
 
 def fake_root() -> Path:

@@ -32,6 +32,11 @@ class TmuxError(Exception):
     pass
 
 
+class TmuxNotAnswering(TmuxError):
+    """lab's tmux server did not answer within TIMEOUT (stopped, or too busy): nothing is known
+    about any run's terminal until it does."""
+
+
 def check_name(name: str) -> str:
     # '.' and ':' are tmux target separators, a leading '-' reads as an option.
     if not NAME_RE.match(name):
@@ -48,7 +53,13 @@ class Tmux:
     ) -> subprocess.CompletedProcess[bytes]:
         # -f /dev/null: the operator's ~/.tmux.conf must not change key handling under lab.
         argv = [TMUX, "-L", self.socket, "-f", "/dev/null", *args]
-        proc = subprocess.run(argv, input=stdin, capture_output=True, timeout=TIMEOUT, check=False)
+        try:
+            proc = subprocess.run(argv, input=stdin, capture_output=True, timeout=TIMEOUT, check=False)
+        except subprocess.TimeoutExpired:
+            raise TmuxNotAnswering(
+                f"lab's tmux server (tmux -L {self.socket}) does not answer: no reply within {TIMEOUT} s. "
+                "It may be stopped or overloaded; lab cannot check or drive any run until it answers."
+            ) from None
         if check and proc.returncode != 0:
             raise TmuxError(proc.stderr.decode(errors="replace").strip() or f"tmux {args[0]} failed")
         return proc

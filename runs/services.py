@@ -11,6 +11,7 @@ import dataclasses
 import datetime
 import fcntl
 import json
+import os
 import re
 import secrets
 import time
@@ -25,6 +26,7 @@ from django.utils import timezone
 from providers.base import AgentProvider, LiveSignals, PromptReturner
 from providers.errors import DialogNotAnswerable, PromptPending, ReplyRefused, SessionGone, StaleDialog
 from providers.registry import get_provider
+from providers.safefile import read_regular
 from providers.schema import Answer, Dialog, DialogKind, RunHandle, RunState, WorkspaceChoices
 from providers.tmux import Tmux
 from runs import commands
@@ -125,7 +127,16 @@ def _starting() -> Iterator[None]:
     claims the name and the worktree: two starts for one branch never share a folder."""
     root = worktrees_root()
     root.mkdir(parents=True, exist_ok=True)
-    with open(root / ".lab-start.lock", "a") as lock:
+    # Non-blocking and no symlink: a FIFO planted here would hang every run start.
+    flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    try:
+        fd = os.open(root / ".lab-start.lock", flags, 0o600)
+    except OSError as exc:
+        raise worktrees.WorktreeError(
+            f"lab cannot open its start lock {root / '.lab-start.lock'} ({exc.strerror}); "
+            "it must be a plain file: remove it and start again."
+        ) from None
+    with os.fdopen(fd, "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         try:
             yield
@@ -366,6 +377,9 @@ class RunExit:
 EXIT_STATUS_WAIT_S = 1.0
 
 
+EXIT_FILE_MAX_BYTES = 1024 * 1024  # a pane's last lines and a status: far less in practice
+
+
 def exit_file(run: Run) -> Path:
     return Path(settings.LAB_RUNS_DIR) / str(run.pk) / "exit.json"
 
@@ -374,7 +388,8 @@ def run_exit(run: Run) -> RunExit | None:
     """The recorded exit of an ended run; None when lab did not see the process exit (the
     operator ended it, or the session vanished with its tmux server)."""
     try:
-        data = json.loads(exit_file(run).read_text())
+        # The run's folder holds the spool the agent writes into: a regular file, bounded.
+        data = json.loads(read_regular(exit_file(run), EXIT_FILE_MAX_BYTES))
     except (OSError, ValueError):
         return None
     status = data.get("status")
@@ -398,7 +413,11 @@ def _record_exit(run: Run) -> None:
     if not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         tmp = path.with_name(f".exit-{secrets.token_hex(4)}")
-        tmp.write_text(json.dumps({"status": dead[1], "output": tmux.final_output(run.tmux_session)}))
+        record = json.dumps({"status": dead[1], "output": tmux.final_output(run.tmux_session)})
+        # 0600 whatever the umask (the pane's last lines may show a secret); never through a link.
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        with os.fdopen(fd, "w") as f:
+            f.write(record)
         tmp.replace(path)
     tmux.kill_session(run.tmux_session, pane_pid=dead[0])
 

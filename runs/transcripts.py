@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 from providers.base import AgentProvider, SideTranscripts
 from providers.errors import TranscriptUnreadable
+from providers.safefile import open_regular
 from providers.schema import Cursor, Dialog, Message, MessageKind, RunState, TranscriptRead
 from runs.models import Run
 
@@ -253,26 +254,21 @@ def _cold_start(path: str) -> Cursor | None:
     its end. None for a smaller file (read whole), or one that cannot be looked at here (the
     reader reports it)."""
     try:
-        # Non-blocking: opening a FIFO planted where the transcript should be must not hang.
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+        with open_regular(path) as (fd, st):  # a FIFO planted where the transcript should be must not hang
+            if st.st_size <= 2 * COLD_TAIL_BYTES:
+                return None
+            at = st.st_size - COLD_TAIL_BYTES
+            while at < st.st_size:
+                chunk = os.pread(fd, 64 * 1024, at)
+                if not chunk:
+                    return None
+                nl = chunk.find(b"\n")
+                if nl >= 0:
+                    return Cursor(path=path, offset=at + nl + 1, inode=st.st_ino, next_seq=0)
+                at += len(chunk)
+            return None  # one line fills the window: read the file whole
     except OSError:
         return None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_size <= 2 * COLD_TAIL_BYTES:
-            return None
-        at = st.st_size - COLD_TAIL_BYTES
-        while at < st.st_size:
-            chunk = os.pread(fd, 64 * 1024, at)
-            if not chunk:
-                return None
-            nl = chunk.find(b"\n")
-            if nl >= 0:
-                return Cursor(path=path, offset=at + nl + 1, inode=st.st_ino, next_seq=0)
-            at += len(chunk)
-        return None  # one line fills the window: read the file whole
-    finally:
-        os.close(fd)
 
 
 # One thread parses big files whole in the background, one at a time.

@@ -32,9 +32,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from providers.safefile import UnsafeFile, read_regular
 from providers.schema import SeedMeta
 from seeding.worktrees import git, git_path, toplevel
 
+MAX_SIDE_FILE_BYTES = 16 * 1024 * 1024  # the exclude file and lab's record: far smaller in practice
 RECORD_NAME = "lab-seed.json"  # per-worktree git dir: never in the work tree, never committed
 EXCLUDE_HEADER = "# lab: files seeded into worktrees; never committed"
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -134,7 +136,8 @@ def _read_existing(root_fd: int, rel: PurePosixPath) -> tuple[bytes, bool] | Non
             return None
         if not stat.S_ISREG(st.st_mode):
             raise UnsafePath(f"{rel} exists and is not a regular file (a symlink or a directory).")
-        fd = os.open(rel.name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
+        # Non-blocking: a FIFO swapped in after the stat must not hang the start.
+        fd = os.open(rel.name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, dir_fd=dir_fd)
         with os.fdopen(fd, "rb") as f:
             return f.read(), bool(st.st_mode & stat.S_IXUSR)
     finally:
@@ -238,9 +241,12 @@ def _exclude_missing(exclude: Path, entries: tuple[str, ...]) -> list[str]:
         if not entry.strip() or "\n" in entry or "\r" in entry:
             raise SeedError(f"Not a usable exclude entry: {entry!r}.")
     try:
-        present = {line.strip() for line in exclude.read_text().splitlines()}
+        raw = read_regular(exclude, MAX_SIDE_FILE_BYTES)
     except FileNotFoundError:
-        present = set()
+        raw = b""
+    except UnsafeFile as exc:  # a FIFO there would hang every later run start (they queue on a lock)
+        raise SeedError(f"{exclude} {exc.strerror}; lab does not add its entries to it.") from None
+    present = {line.strip() for line in raw.decode("utf-8", errors="surrogateescape").splitlines()}
     return [e for e in entries if e.strip() not in present]
 
 
@@ -265,8 +271,8 @@ def _append_exclude(exclude: Path, entries: tuple[str, ...]) -> None:
 
 def _load_record(path: Path) -> dict[str, str]:
     try:
-        data = json.loads(path.read_text())
-    except (FileNotFoundError, ValueError):
+        data = json.loads(read_regular(path, MAX_SIDE_FILE_BYTES))
+    except (OSError, ValueError):  # missing, not a regular file, too large, not JSON: no record
         return {}
     files = data.get("files") if isinstance(data, dict) else None
     return {k: v for k, v in files.items() if isinstance(v, str)} if isinstance(files, dict) else {}

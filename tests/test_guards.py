@@ -41,6 +41,7 @@ SEAM = {
     "hookspool",
     "outbox",
     "safegit",
+    "safefile",
 }
 # Modules of an adapter that must stay Django-free whenever an adapter has them (docs/architecture.md:
 # parsing and recipes test without a database): the no-Django contract names them by wildcard.

@@ -106,3 +106,72 @@ def test_it_refuses_bad_values(tmp_path, env, message):
 def test_it_serves_a_remote_bind_only_when_allowed(tmp_path):
     proc = load_settings(tmp_path, LAB_BIND="0.0.0.0:8000", LAB_ALLOW_REMOTE="true", SECRET_KEY=GOOD_KEY)
     assert proc.returncode == 0, proc.stderr
+
+
+# --- the data dir is lab's user's alone ------------------------------------------------------
+
+
+def _mode(path: Path) -> int:
+    return stat.S_IMODE(os.lstat(path).st_mode)
+
+
+def test_a_pre_created_open_data_dir_and_database_are_made_private(tmp_path):
+    data = tmp_path / "data"
+    (data / "runs").mkdir(parents=True)
+    for path in (data, data / "runs"):
+        path.chmod(0o755)
+    for name in ("lab.sqlite3", "lab.sqlite3-wal", "lab.sqlite3-shm", "secret_key"):
+        (data / name).write_text(GOOD_KEY if name == "secret_key" else "")
+        (data / name).chmod(0o644)
+    proc = load_settings(tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert _mode(data) == _mode(data / "runs") == 0o700
+    for name in ("lab.sqlite3", "lab.sqlite3-wal", "lab.sqlite3-shm", "secret_key"):
+        assert _mode(data / name) == 0o600, name
+
+
+def test_the_database_lab_creates_is_0600_whatever_the_umask(tmp_path):
+    code = (
+        "import os, django; os.umask(0); django.setup(); from django.db import connection; "
+        "connection.cursor().execute('CREATE TABLE t (x)'); connection.close()"
+    )
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "LAB_DATA_DIR": str(tmp_path / "data")}
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=REPO,
+        env={**env, "DJANGO_SETTINGS_MODULE": "lab.settings"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    data = tmp_path / "data"
+    assert _mode(data / "lab.sqlite3") == 0o600
+    assert [p.name for p in data.glob("lab.sqlite3-*") if _mode(p) != 0o600] == []
+
+
+def test_a_symlinked_database_file_stops_lab_and_says_why(tmp_path):
+    (tmp_path / "data").mkdir()
+    (tmp_path / "elsewhere").write_text("")
+    (tmp_path / "data" / "lab.sqlite3").symlink_to(tmp_path / "elsewhere")
+    proc = load_settings(tmp_path)
+    assert proc.returncode != 0
+    assert "ImproperlyConfigured" in proc.stderr
+    assert "lab.sqlite3 is not a regular file" in proc.stderr
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="giving a file to another user needs root")
+def test_a_data_dir_of_another_user_stops_lab_and_says_why(tmp_path):
+    (tmp_path / "data").mkdir(mode=0o755)
+    os.chown(tmp_path / "data", 65534, 65534)
+    proc = load_settings(tmp_path)
+    assert proc.returncode != 0
+    assert "belongs to user id 65534" in proc.stderr and "LAB_DATA_DIR of your own" in proc.stderr
+
+
+def test_a_fifo_as_the_secret_key_file_stops_lab_at_once(tmp_path):
+    (tmp_path / "data").mkdir()
+    os.mkfifo(tmp_path / "data" / "secret_key")
+    proc = load_settings(tmp_path)  # its own 60 s bound: a read of the FIFO would wait forever
+    assert proc.returncode != 0
+    assert "secret_key is not a regular file" in proc.stderr

@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from providers.safefile import read_head
 from providers.schema import CommandRole, CommandSpec
 
 log = logging.getLogger(__name__)
@@ -767,8 +768,9 @@ class Custom:
 def read_entry(path: Path, *, name: str, source: str, skill: bool) -> Custom | None:
     """One command or skill file as the CLI reads it; None when the CLI hides it."""
     try:
-        with path.open("rb") as f:
-            text = f.read(READ_LIMIT).decode("utf-8", errors="replace")
+        # Followed like the CLI follows it, but only to a regular file: a FIFO in the repository's
+        # commands would hang the page.
+        text = read_head(path, READ_LIMIT, follow=True).decode("utf-8", errors="replace")
     except OSError as exc:
         log.warning("cannot read %s: %s", path, exc)
         return None

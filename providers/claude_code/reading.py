@@ -17,6 +17,7 @@ from providers.claude_code.dialogs import Intent
 from providers.claude_code.process import Process
 from providers.claude_code.tool_results import ToolResults
 from providers.hookspool import spool_events, spool_signature
+from providers.safefile import UnsafeFile, read_head
 from providers.schema import Cursor, RunHandle, TranscriptRead
 
 _AGENT_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")  # compat §13: agentId in the launch result
@@ -28,6 +29,7 @@ READ_BUDGET = 512 * 1024
 MAX_INTENTS = 100
 MAX_FIRST_SEEN = 1000  # dialogs whose tool_use a transcript read showed (the settle anchor)
 MAX_LOCATED = 256  # located transcripts, one per run
+NEW_LINES_CHUNK = 64 * 1024 * 1024  # NewLines' bytes per call, bounded: callers poll, the rest comes next
 
 
 class Reading(Process):
@@ -82,8 +84,14 @@ class Reading(Process):
         located = self.locate_transcript(run)
         if not located or not _AGENT_ID.fullmatch(side):
             return ""
-        path = Path(located).with_suffix("") / "subagents" / f"agent-{side}.jsonl"
-        return str(path) if path.is_file() and not path.is_symlink() else ""
+        session = Path(located).with_suffix("")
+        path = session / "subagents" / f"agent-{side}.jsonl"
+        # Resolved whole: a symlink anywhere below the session's project dir (a symlinked
+        # subagents folder) would lead the read outside the transcript tree.
+        expected = Path(os.path.realpath(session.parent)) / session.name / "subagents" / path.name
+        if os.path.realpath(path) != str(expected):
+            return ""
+        return str(path) if path.is_file() else ""
 
     def read_transcript(self, path: str, cursor: Cursor) -> TranscriptRead:
         with self._reading_guard:
@@ -117,19 +125,20 @@ class Reading(Process):
 
 
 class NewLines:
-    """The complete lines appended to a transcript since `offset`, call by call; a partial last
-    line waits for its newline. A missing file has none yet."""
+    """The complete lines appended to a transcript since `offset`, call by call, at most
+    NEW_LINES_CHUNK bytes a call; a partial last line waits for its newline. A missing file has
+    none yet, and neither has anything but a regular file."""
 
     def __init__(self, path: str, offset: int) -> None:
         self.path, self.offset, self.pending = path, offset, b""
 
     def read(self) -> list[bytes]:
         try:
-            with open(self.path, "rb") as f:
-                f.seek(self.offset)
-                chunk = f.read()
+            chunk = read_head(self.path, NEW_LINES_CHUNK, offset=self.offset)
         except FileNotFoundError:
             return []
+        except UnsafeFile:
+            return []  # the transcript reader says what is wrong with the file
         self.offset += len(chunk)
         *lines, self.pending = (self.pending + chunk).split(b"\n")
         return lines

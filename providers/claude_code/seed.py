@@ -18,6 +18,7 @@ from typing import Any
 
 from providers import safegit
 from providers.errors import ProviderError
+from providers.safefile import UnsafeFile, open_regular, pread_upto, read_head
 from providers.schema import ProjectServers, SeedMeta, WorkspaceChoices
 
 SEED_META = SeedMeta(
@@ -51,6 +52,7 @@ ONBOARDING_KEYS = {"hasCompletedOnboarding": True}
 API_KEY_RESPONSES = "customApiKeyResponses"
 API_KEY_TAIL = 20
 _RETRIES = 5
+CONFIG_MAX_BYTES = 64 * 1024 * 1024  # the CLI's own state file; far larger is not one lab edits
 LOCAL_SETTINGS = ".claude/settings.local.json"
 # COMPAT-seeding §4: with this value the CLI drops both attribution lines from what it tells the
 # model (verified live: no "Co-Authored-By" and no "Generated with" in the request).
@@ -181,16 +183,9 @@ def project_servers(root: Path) -> list[str]:
     """The server names of the repository's .mcp.json (COMPAT-seeding §5); [] when there is
     none or the CLI could not read it either."""
     try:
-        fd = os.open(root / ".mcp.json", os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
-    except OSError:
+        servers = json.loads(read_head(root / ".mcp.json", 1 << 20)).get("mcpServers")
+    except (OSError, ValueError, AttributeError):
         return []
-    with os.fdopen(fd, "rb") as f:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return []  # a FIFO or a device: the CLI cannot read servers from it either
-        try:
-            servers = json.loads(f.read(1 << 20)).get("mcpServers")
-        except (ValueError, AttributeError):
-            return []
     return sorted(k for k in servers if isinstance(k, str)) if isinstance(servers, dict) else []
 
 
@@ -217,11 +212,16 @@ def _tracked(root: Path, rel: str) -> bool:
 
 def _read(config: Path) -> tuple[bytes | None, tuple[int, int, int] | None]:
     try:
-        with open(config, "rb") as f:
-            st = os.fstat(f.fileno())
-            return f.read(), (st.st_ino, st.st_size, st.st_mtime_ns)
+        # Already resolved (a symlinked config is written through), so following is harmless;
+        # a FIFO or device there must not hang the run's start.
+        with open_regular(config, follow=True) as (fd, st):
+            if st.st_size > CONFIG_MAX_BYTES:
+                raise ConfigRefused(f"{config} is over {CONFIG_MAX_BYTES >> 20} MB; lab leaves it alone.")
+            return pread_upto(fd, CONFIG_MAX_BYTES, 0), (st.st_ino, st.st_size, st.st_mtime_ns)
     except FileNotFoundError:
         return None, None
+    except UnsafeFile as exc:
+        raise ConfigRefused(f"{config} {exc.strerror}; lab leaves it alone.") from None
 
 
 def _parse(raw: bytes | None, config: Path) -> dict[str, Any]:

@@ -8,6 +8,7 @@ transcript, or when.
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -15,6 +16,7 @@ from dataclasses import dataclass, field
 import orjson
 
 from providers.bounded import put_bounded
+from providers.safefile import open_regular
 
 MAX_TRANSCRIPTS = 256  # scans kept, one per transcript a live run writes
 MAX_IDS = 1000  # answered ids kept per transcript, newest last
@@ -50,16 +52,15 @@ class ToolResults:
 
 def _catch_up(path: str, scan: _Scan) -> None:
     try:
-        with open(path, "rb") as f:
-            f.seek(scan.offset)
-            while chunk := f.read(CHUNK):
+        with open_regular(path) as (fd, _st):
+            while chunk := os.pread(fd, CHUNK, scan.offset):
                 scan.offset += len(chunk)
                 *lines, scan.pending = (scan.pending + chunk).split(b"\n")
                 for line in lines:
                     for tool_use_id in _answered(line):
                         put_bounded(scan.ids, tool_use_id, None, MAX_IDS)
-    except FileNotFoundError:
-        return
+    except OSError:
+        return  # missing yet, or not a regular file (the transcript reader says so)
 
 
 def _answered(line: bytes) -> list[str]:

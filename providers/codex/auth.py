@@ -14,7 +14,9 @@ import tomllib
 from pathlib import Path
 from typing import Protocol
 
+from providers.codex.seed import CONFIG_MAX_BYTES
 from providers.errors import LoginFailed, LoginTimeout
+from providers.safefile import read_regular
 from providers.schema import AuthStatus, LoginStart
 
 
@@ -55,8 +57,9 @@ def provider_key(provider: Agent) -> str:
     """The env_key of the custom model provider config.toml selects, when lab passes it to the
     agent ("" otherwise): such a provider starts without a login."""
     try:
-        config = tomllib.loads((provider.codex_home() / "config.toml").read_text())
-    except (OSError, tomllib.TOMLDecodeError):
+        raw = read_regular(provider.codex_home() / "config.toml", CONFIG_MAX_BYTES, follow=True)
+        config = tomllib.loads(raw.decode("utf-8"))
+    except (OSError, ValueError):  # missing, not a regular file, too large, not UTF-8 or TOML
         return ""
     name = config.get("model_provider")
     entry = config.get("model_providers", {}).get(name) if isinstance(name, str) else None

@@ -49,6 +49,7 @@ from providers.errors import (
 )
 from providers.hookspool import spool_events, spool_signature
 from providers.outbox import Outbox, keys_lock, last_interrupt_ns, mark_interrupt, normalize, reply_lock
+from providers.safefile import read_head, read_tail
 from providers.sanitize import sanitize_text
 from providers.schema import (
     Answer,
@@ -95,6 +96,7 @@ MAX_CACHE = 256
 # §4 (mode prefixes): a leading "!" runs the rest as a shell command in the user's shell.
 SHELL_PREFIX = "!"
 TAIL_BYTES = 1024 * 1024
+READ_CHUNK = 64 * 1024 * 1024  # a verify loop's read per poll, bounded: the rest comes next poll
 
 
 class CodexProvider(AgentProvider):
@@ -367,10 +369,8 @@ class CodexProvider(AgentProvider):
     def _closed_in_rollout(self, run: RunHandle, call_id: str) -> bool:
         path = self.locate_transcript(run)
         try:
-            with open(path, "rb") as f:
-                f.seek(max(0, os.fstat(f.fileno()).st_size - TAIL_BYTES))
-                tail = f.read()
-        except OSError:
+            tail = read_tail(path, TAIL_BYTES)
+        except OSError:  # missing, or not a regular file
             return False
         needle = call_id.encode()
         return any(
@@ -551,10 +551,8 @@ class CodexProvider(AgentProvider):
             if current != path:
                 path, offset, pending = current, 0, b""
             try:
-                with open(path, "rb") as f:
-                    f.seek(offset)
-                    chunk = f.read()
-            except FileNotFoundError:
+                chunk = read_head(path, READ_CHUNK, offset=offset)
+            except OSError:  # missing yet, or not a regular file
                 chunk = b""
             if chunk:
                 offset += len(chunk)
@@ -680,10 +678,8 @@ class CodexProvider(AgentProvider):
             ):
                 return True
             try:
-                with open(path, "rb") as f:
-                    f.seek(offset)
-                    chunk = f.read()
-            except FileNotFoundError:
+                chunk = read_head(path, READ_CHUNK, offset=offset)
+            except OSError:  # missing yet, or not a regular file
                 chunk = b""
             offset += len(chunk)
             pending += chunk

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from providers.errors import ProviderError
+from providers.safefile import UnsafeFile, read_regular
 from providers.schema import SeedMeta
 
 SEED_META = SeedMeta(
@@ -36,6 +37,7 @@ SEED_META = SeedMeta(
 
 CONFIG = "config.toml"
 HOOKS = "hooks.json"
+CONFIG_MAX_BYTES = 16 * 1024 * 1024  # a config or hooks file lab edits; a larger one is refused
 # §6: the events lab's hook writes into the run's spool. PreToolUse/PostToolUse/
 # PermissionRequest take a matcher; the others none.
 HOOK_EVENTS = {
@@ -166,12 +168,14 @@ def hook_trust_hash(event: str, matcher: str | None, command: str) -> str:
 
 
 def _read(path: Path) -> str:
-    if path.is_symlink():
-        raise ConfigRefused(f"lab does not edit {path}: it is a symlink.")
     try:
-        return path.read_text()
+        return read_regular(path, CONFIG_MAX_BYTES).decode("utf-8")
     except FileNotFoundError:
         return ""
+    except UnsafeFile as exc:  # a symlink, a FIFO (which would hang the start), a huge file
+        raise ConfigRefused(f"lab does not edit {path}: it {exc.strerror}.") from None
+    except UnicodeDecodeError:
+        raise ConfigRefused(f"lab does not edit {path}: it is not UTF-8.") from None
 
 
 def _write(path: Path, text: str) -> None:

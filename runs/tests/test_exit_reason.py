@@ -1,12 +1,15 @@
 """A run whose agent exits (at start or later) says why: the pane's last lines and the exit
 status, kept by tmux's remain-on-exit and shown on the run page."""
 
+import os
 import re
+import stat
 import subprocess
 import time
 
 import pytest
 
+from providers.testing import returns_within
 from providers.tmux import Tmux
 from runs import services
 
@@ -72,3 +75,20 @@ def test_a_run_the_operator_ended_shows_no_exit_reason(authed_client, fake_provi
     services.run_end(run=run)
     assert services.run_exit(run) is None
     assert "exit-reason" not in authed_client.get(f"/runs/{run.pk}/").content.decode()
+
+
+def test_a_fifo_where_the_exit_is_recorded_is_no_exit_and_no_hang(authed_client, fake_provider, git_repo, db):
+    # The run's folder holds the spool, whose path the agent sees: it can plant anything there.
+    run = services.run_start(provider_id="fake", repository=git_repo, branch="lab/fifo-exit")
+    services.exit_file(run).parent.mkdir(parents=True, exist_ok=True)
+    os.mkfifo(services.exit_file(run))
+    assert returns_within(lambda: services.run_exit(run)) is None
+
+
+def test_the_exit_record_is_0600_whatever_the_umask(dying_run):
+    old = os.umask(0)
+    try:
+        services.run_mark_ended(run=dying_run)
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(os.stat(services.exit_file(dying_run)).st_mode) == 0o600

@@ -1,12 +1,14 @@
 """Runs keep out of each other's way and out of the operator's own checkout; the new-run form
 says what is wrong next to the field it is about."""
 
+import os
 import re
 import subprocess
 from pathlib import Path
 
 import pytest
 
+from providers.testing import returns_within
 from runs import services
 from runs.models import Run
 from seeding import worktrees
@@ -132,3 +134,13 @@ def test_an_ended_run_never_offers_to_remove_a_live_runs_worktree(authed_client,
     assert Path(old.worktree).is_dir()
     live.refresh_from_db()
     assert not live.is_ended
+
+
+def test_a_fifo_as_the_start_lock_is_a_clear_refusal_not_a_hang(fake_provider, git_repo, db):
+    root = services.worktrees_root()
+    root.mkdir(parents=True, exist_ok=True)
+    os.mkfifo(root / ".lab-start.lock")
+    start = lambda: services.run_start(provider_id="fake", repository=git_repo, branch="lab/fifo-lock")  # noqa: E731
+    with pytest.raises(worktrees.WorktreeError, match=r"start lock .* must be a plain file"):
+        returns_within(start)
+    assert not Run.objects.exists()

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from providers.schema import SeedMeta
+from providers.testing import returns_within
 from seeding.seeder import NotAWorktree, SeedError, SeedOutcome, UnsafePath, seed
 from seeding.tests.conftest import git, status, tree
 
@@ -174,3 +177,11 @@ def test_seeding_nothing_still_writes_the_excludes(linked):
     actions = seed(linked, META, context_text=None, skills_pool=None)
     assert [a.outcome for a in actions] == [SeedOutcome.WRITE]
     assert status(linked) == ""
+
+
+def test_a_fifo_as_the_exclude_file_is_refused_at_once(repo, linked):
+    exclude = repo / ".git/info/exclude"
+    exclude.unlink(missing_ok=True)
+    os.mkfifo(exclude)
+    with pytest.raises(SeedError, match="is a FIFO"):
+        returns_within(lambda: seed(linked, META, context_text=None, skills_pool=None))

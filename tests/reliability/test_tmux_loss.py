@@ -5,6 +5,8 @@ server restart."""
 
 from __future__ import annotations
 
+import os
+import signal
 import time
 
 import pytest
@@ -116,3 +118,19 @@ def test_end_kills_the_runs_own_session(authed_client, run):
     assert authed_client.post(f"/runs/{run.pk}/end/").status_code == 302
     assert not Tmux(run.tmux_socket).has_session(run.tmux_session)
     assert Run.objects.get(pk=run.pk).is_ended
+
+
+def test_a_stopped_tmux_server_is_a_503_that_says_so(authed_client, run, monkeypatch):
+    from providers import tmux as tmux_mod
+
+    server = int(Tmux(run.tmux_socket)._run("display-message", "-p", "#{pid}").stdout)
+    monkeypatch.setattr(tmux_mod, "TIMEOUT", 0.5)  # the bound, shortened: the behaviour at it is the same
+    os.kill(server, signal.SIGSTOP)
+    try:
+        response = authed_client.get(f"/runs/{run.pk}/")
+    finally:
+        os.kill(server, signal.SIGCONT)
+    assert response.status_code == 503
+    body = response.content.decode()
+    assert "<h1>lab's tmux server does not answer</h1>" in body and "no reply within 0.5 s" in body
+    assert "Traceback" not in body

@@ -198,3 +198,30 @@ def test_a_run_page_never_shows_a_hostile_transcripts_target_and_says_why(
     assert len(errors) == 1, body
     assert run.transcript_path in errors[0]
     assert re.search(r"Refusing to follow a symlink|not a regular file|Cannot open", errors[0]), errors[0]
+
+
+@pytest.mark.django_db(transaction=True)  # the page is fetched from a thread (the deadline)
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero"])
+def test_a_hostile_spool_entry_never_stalls_a_run_page(authed_client, settings, tmp_path, kind):
+    """The agent sees its spool's path on its own command line: a FIFO (or a symlink to
+    /dev/zero) named like a hook payload blocked the read for good, and the server with it."""
+    from django.utils import timezone
+
+    from providers.testing import returns_within
+    from tests.factories import RunFactory
+
+    settings.LAB_RUNS_DIR = tmp_path / "runs"
+    settings.LAB_AGENT_HOME = str(tmp_path / "home")
+    project = tmp_path / "home" / ".claude" / "projects" / "-repo"
+    project.mkdir(parents=True)
+    transcript = project / f"{uuid.uuid4()}.jsonl"
+    transcript.write_bytes(b"")
+    run = RunFactory(provider_id="claude-code", transcript_path=str(transcript), ended_at=timezone.now())
+    run.spool_dir.mkdir(parents=True)
+    planted = run.spool_dir / "00000000000000000001-1.json"
+    if kind == "fifo":
+        os.mkfifo(planted)
+    else:
+        planted.symlink_to("/dev/zero")
+    response = returns_within(lambda: authed_client.get(f"/runs/{run.pk}/"), 10)
+    assert response.status_code == 200

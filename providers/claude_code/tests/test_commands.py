@@ -5,6 +5,7 @@ The live twin is compat/claude_code/tests/test_live_commands.py: every rule here
 
 from __future__ import annotations
 
+import os
 import random
 from pathlib import Path
 
@@ -20,6 +21,7 @@ from providers.claude_code.commands import (
     split_frontmatter,
 )
 from providers.schema import CommandRole, CommandSpec
+from providers.testing import returns_within
 
 
 @pytest.fixture
@@ -491,3 +493,12 @@ def test_split_frontmatter_needs_a_second_fence():
     assert split_frontmatter("---\na: b\n") == (None, "---\na: b\n")
     assert split_frontmatter("---\na: b\n---\nbody") == ("a: b\n", "body")
     assert split_frontmatter("no fence\n---\n") == (None, "no fence\n---\n")
+
+
+def test_a_fifo_or_device_among_the_commands_is_skipped_not_waited_on(wt: Path, home: Path):
+    (wt / ".claude/commands").mkdir(parents=True)
+    os.mkfifo(wt / ".claude/commands/stall.md")
+    os.symlink("/dev/zero", wt / ".claude/commands/zero.md")
+    write(wt, ".claude/commands/fine.md", "---\ndescription: Fine\n---\n")
+    rows = returns_within(lambda: custom(command_catalog(wt, home=home)))
+    assert [r.name for r in rows] == ["fine"]

@@ -12,6 +12,7 @@ from providers.claude_code import seed as seed_mod
 from providers.claude_code.seed import ConfigRefused, repository_trusted, seed_workspace, trust_repository
 from providers.errors import ProviderError
 from providers.schema import ProjectServers, WorkspaceChoices
+from providers.testing import returns_within
 
 TRUST = {"hasTrustDialogAccepted": True, "hasCompletedProjectOnboarding": True}
 
@@ -202,6 +203,15 @@ def test_an_unreadable_mcp_json_is_left_to_the_cli(home, wt):
     (wt / ".mcp.json").write_text("{not json")
     assert seed_workspace(wt, home=home) == [home / ".claude.json"]
     assert not (wt / ".claude").exists()
+
+
+def test_a_fifo_as_mcp_json_or_the_cli_config_is_never_waited_on(home, wt):
+    os.mkfifo(wt / ".mcp.json")
+    assert returns_within(lambda: seed_workspace(wt, home=home)) == [home / ".claude.json"]
+    (home / ".claude.json").unlink()
+    os.mkfifo(home / ".claude.json")
+    with pytest.raises(ConfigRefused, match="is a FIFO"):
+        returns_within(lambda: seed_workspace(wt, home=home))
 
 
 def test_a_tracked_settings_file_is_never_edited(home, tmp_path):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import tomllib
 from pathlib import Path
 
@@ -10,6 +11,7 @@ import pytest
 
 from providers.codex import seed
 from providers.codex.seed import ConfigRefused, hook_trust_hash, install_hooks, trust_project
+from providers.testing import returns_within
 
 
 def test_the_hook_trust_hash_is_the_one_codex_writes():
@@ -122,3 +124,11 @@ def test_the_selected_profiles_shell_policy_is_checked_too(tmp_path: Path):
     # An unselected profile changes nothing.
     (tmp_path / "config.toml").write_text('[profiles.work.shell_environment_policy]\nexclude = ["GIT_*"]\n')
     assert seed.shell_policy_drops(tmp_path, GUARD_NAMES) == ([], "")
+
+
+def test_a_fifo_as_the_config_is_refused_at_once(tmp_path: Path):
+    codex_home = tmp_path / ".codex"
+    codex_home.mkdir()
+    os.mkfifo(codex_home / "config.toml")
+    with pytest.raises(ConfigRefused, match="is a FIFO"):
+        returns_within(lambda: trust_project(codex_home, tmp_path))
