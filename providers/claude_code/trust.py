@@ -9,14 +9,13 @@ session (a model, a theme) are listed by name, so nothing the file holds is hidd
 
 from __future__ import annotations
 
-import os
 import re
-import stat
 from pathlib import Path
 from typing import Any
 
 import orjson
 
+from providers.safefile import read_regular
 from providers.schema import RepositorySetting
 
 SETTINGS_FILES = (".claude/settings.json", ".claude/settings.local.json")
@@ -66,18 +65,12 @@ def _read_json(checkout: Path, rel: str, found: list[RepositorySetting]) -> dict
     """The file's JSON object; None when absent. A file the CLI might still read but lab cannot
     (not regular, too big, not JSON) is a row of its own: its content is unknown."""
     try:
-        fd = os.open(checkout / rel, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
+        raw = read_regular(checkout / rel, MAX_BYTES)
     except (FileNotFoundError, NotADirectoryError):
         return None
     except OSError as exc:
-        found.append(RepositorySetting(rel, "unreadable", f"{exc.strerror}: its content is unknown"))
+        found.append(RepositorySetting(rel, "unreadable", f"{exc.strerror or exc}: its content is unknown"))
         return None
-    with os.fdopen(fd, "rb") as f:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_BYTES:
-            found.append(RepositorySetting(rel, "unreadable", "not a regular file of at most 1 MiB"))
-            return None
-        raw = f.read(MAX_BYTES)
     try:
         data = orjson.loads(raw)
     except orjson.JSONDecodeError:

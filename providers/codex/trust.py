@@ -19,6 +19,7 @@ from typing import Any
 import orjson
 
 from providers.codex.seed import CONFIG, ConfigRefused, _read, _trust, config_lock
+from providers.safefile import read_regular
 from providers.schema import RepositorySetting
 
 PROJECT_DIR = ".codex"
@@ -87,19 +88,14 @@ def project_config(checkout: Path, problems: list[RepositorySetting] | None = No
 
 
 def _read_bounded(path: Path) -> bytes | str | None:
-    """The file's bytes; None when absent; a reason (str) when it is not a regular file of at
-    most 1 MiB. Non-blocking and without following a link: a FIFO never hangs the page."""
+    """The file's bytes; None when absent; a reason (str) when lab cannot read it (not a
+    regular file of at most 1 MiB). Never waits on a FIFO, never follows a link."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
+        return read_regular(path, MAX_BYTES)
     except (FileNotFoundError, NotADirectoryError):
         return None
     except OSError as exc:
-        return f"{exc.strerror}: its content is unknown"
-    with os.fdopen(fd, "rb") as f:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_BYTES:
-            return "not a regular file of at most 1 MiB: its content is unknown"
-        return f.read(MAX_BYTES)
+        return f"{exc.strerror or exc}: its content is unknown"
 
 
 def disabled_servers(config: dict[str, Any] | None) -> dict[str, str]:
