@@ -491,3 +491,15 @@ def test_split_frontmatter_needs_a_second_fence():
     assert split_frontmatter("---\na: b\n") == (None, "---\na: b\n")
     assert split_frontmatter("---\na: b\n---\nbody") == ("a: b\n", "body")
     assert split_frontmatter("no fence\n---\n") == (None, "no fence\n---\n")
+
+
+def test_exit_is_refused_under_its_alias_quit_too(wt: Path, home: Path):
+    # compat §10: typing /quit exits the CLI like /exit; the menu lists only /exit.
+    exit_row = by_name(command_catalog(wt, home=home))["exit"]
+    assert (exit_row.chat_safe, exit_row.aliases) == (False, ("quit",))
+
+
+def test_a_custom_command_named_like_an_alias_takes_it_from_the_builtin(wt: Path, home: Path):
+    write(wt, ".claude/commands/quit.md", "---\ndescription: Project quit\n---\n")
+    rows = by_name(command_catalog(wt, home=home))
+    assert rows["exit"].aliases == () and rows["quit"].chat_safe
