@@ -136,6 +136,9 @@ class CommandSpec:
     chat_safe: bool = True
     reason: str = ""  # why a row is not chat-safe
     role: CommandRole | None = None
+    # Other names the CLI runs this command under, unlisted in its menu: a refused command must
+    # be refused under each of them too.
+    aliases: tuple[str, ...] = ()
 
 
 class AuthFlowKind(enum.StrEnum):

@@ -121,7 +121,13 @@ class FakeProvider(AgentProvider):
         return [
             CommandSpec(name="new", description="Start over", role=CommandRole.CLEAR),
             CommandSpec(name="echo", description="Echo the arguments", argument_hint="TEXT"),
-            CommandSpec(name="settings", description="Open settings", chat_safe=False, reason="opens a UI"),
+            CommandSpec(
+                name="settings",
+                description="Open settings",
+                chat_safe=False,
+                reason="opens a UI",
+                aliases=("prefs",),
+            ),
         ]
 
     def spawn_options(self) -> list[SpawnOption]:

@@ -48,17 +48,22 @@ def run_commands(*, provider_id: str, worktree: str) -> list[CommandSpec]:
 def command_refusal(*, provider_id: str, worktree: str, text: str) -> str:
     """Why a typed command line may not be sent from the chat ("" when it may): a row the
     catalog marks not chat-safe opens a screen lab cannot drive or fights lab's session.
-    A name the catalog does not list is the CLI's to answer ("Unknown command", or text)."""
+    A name the catalog does not list, under its own name or an alias, is the CLI's to answer
+    ("Unknown command", or text)."""
     if not text.startswith("/") or not worktree:
         return ""
     name = text[1:].split(maxsplit=1)[0] if text[1:].strip() else ""
-    row = next((r for r in _catalog(provider_id, worktree) if r.name == name), None)
+    rows = _catalog(provider_id, worktree)
+    row = next((r for r in rows if r.name == name), None)
+    # An unlisted alias runs the same command (/quit is /exit), so it is refused the same way.
+    row = row or next((r for r in rows if name in r.aliases), None)
     if row is None or row.chat_safe:
         return ""
+    typed = f"/{name}" if row.name == name else f"/{name} is /{row.name} by another name, and"
     return (
-        f"/{name} is not available from the chat: it {row.reason}."
+        f"{typed} is not available from the chat: it {row.reason}."
         if row.reason
-        else (f"/{name} is not available from the chat.")
+        else (f"{typed} is not available from the chat.")
     )
 
 

@@ -36,8 +36,11 @@ class Pinned:
     # compat §10: a few TUI descriptions carry runtime state ("currently Opus 5.5"). lab pins the
     # state-free text and the live test matches the TUI's text against this pattern instead.
     tui_pattern: str = ""
+    # The names the CLI's own command table gives it besides its own (unlisted in the menu);
+    # compat/claude_code/drift.py reads them from the binary and the live drift test compares.
+    aliases: tuple[str, ...] = ()
 
-    def spec(self) -> CommandSpec:
+    def spec(self, taken: frozenset[str] = frozenset()) -> CommandSpec:
         return CommandSpec(
             name=self.name,
             description=self.description,
@@ -46,15 +49,25 @@ class Pinned:
             chat_safe=self.chat_safe,
             reason="" if self.chat_safe else self.why,
             role=self.role,
+            # compat §10: a custom command of an alias's name runs instead of the builtin.
+            aliases=tuple(a for a in self.aliases if a not in taken),
         )
 
 
-def _ui(name: str, description: str, hint: str = "", *, why: str, tui_pattern: str = "") -> Pinned:
-    return Pinned(name, description, hint, chat_safe=False, why=why, tui_pattern=tui_pattern)
+def _ui(
+    name: str,
+    description: str,
+    hint: str = "",
+    *,
+    why: str,
+    tui_pattern: str = "",
+    aliases: tuple[str, ...] = (),
+) -> Pinned:
+    return Pinned(name, description, hint, chat_safe=False, why=why, tui_pattern=tui_pattern, aliases=aliases)
 
 
-def _ok(name: str, description: str, hint: str = "", *, why: str) -> Pinned:
-    return Pinned(name, description, hint, chat_safe=True, why=why)
+def _ok(name: str, description: str, hint: str = "", *, why: str, aliases: tuple[str, ...] = ()) -> Pinned:
+    return Pinned(name, description, hint, chat_safe=True, why=why, aliases=aliases)
 
 
 # compat §10 (table 1): the builtins, alphabetical, as the TUI lists them before anything else.
@@ -73,6 +86,7 @@ BUILTINS: tuple[Pinned, ...] = (
         "background",
         "Send this session to the background and free the terminal",
         "[prompt]",
+        aliases=("bg",),
         why="takes the session out of lab's tmux pane",
     ),
     _ui(
@@ -87,7 +101,13 @@ BUILTINS: tuple[Pinned, ...] = (
         "[question]",
         why="the side answer is drawn over the TUI, never written to the transcript",
     ),
-    _ui("bug", "Report a bug or share your session", "[report]", why="opens the feedback dialog"),
+    _ui(
+        "bug",
+        "Report a bug or share your session",
+        "[report]",
+        aliases=("share",),
+        why="opens the feedback dialog",
+    ),
     _ui(
         "cd",
         "Move this session to a new working directory",
@@ -99,6 +119,7 @@ BUILTINS: tuple[Pinned, ...] = (
         "Start a new session with empty context; loops carry over, and the old one stays in /resume",
         "[name]",
         chat_safe=True,
+        aliases=("reset", "new"),
         why="starts a new transcript, which lab follows by its effect (compat §6)",
         role=CommandRole.CLEAR,
     ),
@@ -114,7 +135,7 @@ BUILTINS: tuple[Pinned, ...] = (
         "<optional custom summarization instructions>",
         why="summarises in the transcript, no dialog",
     ),
-    _ui("config", "Open settings", why="opens the Settings dialog"),
+    _ui("config", "Open settings", aliases=("settings",), why="opens the Settings dialog"),
     _ok(
         "context",
         "Show what fills the context",
@@ -133,7 +154,7 @@ BUILTINS: tuple[Pinned, ...] = (
         "[low|medium|high|xhigh|max|auto|ultracode [on|off]]",
         why="without a level it opens a slider dialog",
     ),
-    _ui("exit", "Exit the CLI", why="quits the CLI and so ends the run"),
+    _ui("exit", "Exit the CLI", aliases=("quit",), why="quits the CLI and so ends the run"),
     _ui("export", "Export this session to a file or clipboard", "[filename]", why="opens an export picker"),
     _ui(
         "fast",
@@ -174,6 +195,7 @@ BUILTINS: tuple[Pinned, ...] = (
     _ok(
         "list-agents",
         "List subagents, teammates, and other Claude sessions you can message",
+        aliases=("peers",),
         why="writes its listing to the transcript",
     ),
     _ui("login", "Switch Anthropic accounts", why="opens the login dialog; lab signs in from its auth card"),
@@ -185,7 +207,12 @@ BUILTINS: tuple[Pinned, ...] = (
         why="opens the MCP manager once servers are configured",
     ),
     _ui("memory", "Edit CLAUDE.md files and memory settings", why="opens the memory dialog and editor"),
-    _ui("mobile", "Show QR code to download the Claude mobile app", why="draws a QR code in the terminal"),
+    _ui(
+        "mobile",
+        "Show QR code to download the Claude mobile app",
+        aliases=("ios", "android"),
+        why="draws a QR code in the terminal",
+    ),
     _ui(
         "model",
         "Switch model",
@@ -200,7 +227,10 @@ BUILTINS: tuple[Pinned, ...] = (
         why="lists the styles in the transcript; with a style it switches",
     ),
     _ui(
-        "permissions", "Manage allow and deny tool permission rules", why="opens the permission-rules dialog"
+        "permissions",
+        "Manage allow and deny tool permission rules",
+        aliases=("allowed-tools",),
+        why="opens the permission-rules dialog",
     ),
     _ok(
         "plan",
@@ -208,7 +238,12 @@ BUILTINS: tuple[Pinned, ...] = (
         "[open|<description>]",
         why="turns plan mode on and says so in the transcript",
     ),
-    _ui("plugin", "Manage Claude Code plugins", why="opens the plugin manager"),
+    _ui(
+        "plugin",
+        "Manage Claude Code plugins",
+        aliases=("plugins", "marketplace"),
+        why="opens the plugin manager",
+    ),
     _ui("powerup", "Learn Claude Code features in short lessons", why="opens the lessons menu"),
     _ui("radio", "Listen to Claude FM lo-fi radio", why="opens a browser on the lab host"),
     _ok("recap", "Generate a one-line session recap now", why="writes the recap to the transcript"),
@@ -224,14 +259,26 @@ BUILTINS: tuple[Pinned, ...] = (
         "Pick up skills added or changed on disk during this session",
         why="reports in the transcript",
     ),
-    _ok("rename", "Rename the current conversation", "[name]", why="reports in the transcript"),
+    _ok(
+        "rename",
+        "Rename the current conversation",
+        "[name]",
+        aliases=("name",),
+        why="reports in the transcript",
+    ),
     _ui(
         "resume",
         "Resume a previous session",
         "[session ID or search term]",
+        aliases=("continue",),
         why="opens the session picker and would swap the run's transcript",
     ),
-    _ui("rewind", "Restore earlier code, conversation, or both", why="opens the rewind dialog"),
+    _ui(
+        "rewind",
+        "Restore earlier code, conversation, or both",
+        aliases=("checkpoint", "undo"),
+        why="opens the rewind dialog",
+    ),
     _ui(
         "sandbox",
         "Show the sandbox status and configure it",
@@ -258,7 +305,12 @@ BUILTINS: tuple[Pinned, ...] = (
         "<task>",
         why="the subagent's result comes back into the transcript",
     ),
-    _ui("tasks", "View and manage this session's background work", why="opens the tasks dialog"),
+    _ui(
+        "tasks",
+        "View and manage this session's background work",
+        aliases=("bashes",),
+        why="opens the tasks dialog",
+    ),
     _ui("terminal-setup", "Set up Shift+Enter for newlines", why="edits the host terminal's configuration"),
     _ui("theme", "Change the theme", why="opens the theme picker"),
     _ui(
@@ -270,6 +322,7 @@ BUILTINS: tuple[Pinned, ...] = (
     _ui(
         "usage",
         "Show session cost, plan usage, and activity stats",
+        aliases=("cost", "stats"),
         why="opens the Usage dialog and writes nothing (compat §6)",
     ),
     _ui("workflows", "Browse running and completed workflows", why="opens the workflows browser"),
@@ -329,7 +382,7 @@ BUNDLED: tuple[Pinned, ...] = (
 
 # compat §10: /reset and /new are unlisted aliases of /clear. A custom command named "clear"
 # shadows /clear, but /reset still runs the builtin clear, so the CLEAR role moves there.
-CLEAR_ALIASES: tuple[str, ...] = ("reset", "new")
+CLEAR_ALIASES: tuple[str, ...] = next(p.aliases for p in BUILTINS if p.role is CommandRole.CLEAR)
 
 # compat §10: description fallbacks when the frontmatter gives none and the body is empty.
 COMMAND_FALLBACK = "Custom command"
@@ -868,7 +921,8 @@ def command_catalog(worktree: Path, *, home: Path) -> list[CommandSpec]:
     """
     custom = custom_entries(Path(worktree), home=Path(home))
     taken = {entry.name for entry in custom}
-    rows = [pinned.spec() for pinned in BUILTINS if pinned.name not in taken]
+    shadowed = frozenset(taken)
+    rows = [pinned.spec(shadowed) for pinned in BUILTINS if pinned.name not in taken]
     rows += [
         CommandSpec(
             name=entry.name,
@@ -879,7 +933,7 @@ def command_catalog(worktree: Path, *, home: Path) -> list[CommandSpec]:
         )
         for entry in custom
     ]
-    rows += [pinned.spec() for pinned in BUNDLED if pinned.name not in taken]
+    rows += [pinned.spec(shadowed) for pinned in BUNDLED if pinned.name not in taken]
     if "clear" in taken:
         rows += _clear_alias(taken)
     return rows
@@ -896,6 +950,7 @@ def _clear_alias(taken: set[str]) -> list[CommandSpec]:
                     argument_hint=clear.argument_hint,
                     source="builtin",
                     role=CommandRole.CLEAR,
+                    aliases=tuple(a for a in CLEAR_ALIASES if a != alias and a not in taken),
                 )
             ]
     return []  # every clear spelling is shadowed: no CLEAR row rather than a wrong one

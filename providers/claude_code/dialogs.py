@@ -115,12 +115,13 @@ def approval_dialog(
     prompt, body = _asked(tool_name, tool_input)
     options = [Option("Allow once", "Run it this time; ask again next time.", key=ALLOW_ONCE)]
     first = suggestions[0] if isinstance(suggestions, list) and suggestions else None
-    if tool_name == "Bash" and isinstance(first, dict) and _bash_rule(first):
-        rule = _bash_rule(first)
+    where = _RULE_DESTINATIONS.get(str(first.get("destination"))) if isinstance(first, dict) else None
+    if tool_name == "Bash" and isinstance(first, dict) and _bash_rule(first) and where:
+        rule = stored_rule(_bash_rule(first))
         options.append(
             Option(
-                f"Allow, and don't ask again for “{rule}” in this project",
-                "Claude Code saves the rule in the project's local settings.",
+                f"Allow, and don't ask again for “{rule}”",
+                f"Claude Code saves the rule Bash({rule}) in {where}.",
                 key="allow-rule@1",
             )
         )
@@ -151,6 +152,34 @@ def approval_dialog(
         free_text=False,
         body=body,
     )
+
+
+# compat §7: where the TUI writes a saved rule, by the suggestion's destination. localSettings is
+# the repository's, not the worktree's: from a linked worktree the rule lands in the main
+# checkout's file (live-verified), so it applies to every run of the repository.
+_RULE_DESTINATIONS = {
+    "localSettings": (
+        "the repository's .claude/settings.local.json (in its main checkout), "
+        "so it applies to every run of this repository"
+    ),
+    "projectSettings": (
+        "the repository's .claude/settings.json (in its main checkout), "
+        "so it applies to every run of this repository"
+    ),
+    "userSettings": "the agent's user settings, so it applies to every run of every repository",
+    "session": "this session only",
+}
+
+
+def stored_rule(suggested: str) -> str:
+    """The rule the TUI saves for a suggestion's ruleContent (compat §7): a prefix rule
+    ("npm test *", "git commit *") as suggested; an exact command ("python3 -c …", "node -e …",
+    "python3 script.py --fast") widened to its program ("python3 *"): the TUI's row says so and
+    writes that, though the hook's suggestion names the exact command."""
+    if suggested.endswith(" *") or suggested.endswith(":*"):
+        return suggested
+    program = suggested.split(maxsplit=1)[0] if suggested.strip() else suggested
+    return f"{program} *"
 
 
 def _bash_rule(suggestion: Mapping[str, Any]) -> str:

@@ -61,6 +61,17 @@ def test_it_refuses_a_command_the_catalog_marks_not_chat_safe_with_its_reason(
     assert replies_sent(fake_provider) == []
 
 
+def test_it_refuses_a_refused_command_under_its_alias_naming_the_command(authed_client, run, fake_provider):
+    # /quit is Claude Code's /exit: an alias the menu does not list runs the same command.
+    r = authed_client.post(f"/runs/{run.pk}/reply/", {"text": "/prefs"})
+    assert r.status_code == 409
+    assert (
+        "/prefs is /settings by another name, and is not available from the chat: it opens a UI."
+        in r.content.decode()
+    )
+    assert replies_sent(fake_provider) == []
+
+
 def test_chat_safe_and_unknown_commands_and_paths_are_sent(authed_client, run, fake_provider):
     for text in ("/echo hi", "/nosuch", "/tmp/x is a path"):
         assert authed_client.post(f"/runs/{run.pk}/reply/", {"text": text}).status_code == 200

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from compat.claude_code.drift import catalog_drift
+from compat.claude_code.drift import alias_drift, catalog_drift, command_aliases
 from providers.claude_code.commands import Pinned
 
 PINNED = (
@@ -42,3 +42,25 @@ def test_a_state_bearing_description_is_matched_by_its_pattern():
     seen = [SEEN[0], ("model", "Pick a model"), SEEN[2]]
     [drift] = catalog_drift(PINNED, seen)
     assert drift.startswith("/model description 'Pick a model' does not match")
+
+
+# The shapes the bundle declares commands in (compat §10), trimmed from 2.1.332's.
+BUNDLE = (
+    b'var a={type:"local-jsx",name:"exit",aliases:["quit"],get description(){return x()},immediate:!0},'
+    b'b={type:"local",name:"exit",supportsNonInteractive:!0,load:()=>import("/$bunfs/root/c.js")};'
+    b'var c={description:"Restore {earlier} code",name:"rewind",aliases:["checkpoint","undo"],type:"local"};'
+    b'var d={name:"cpp",aliases:["cc","c++"],keywords:{type:"local"}};'  # a highlighter language
+    b'var e={type:"prompt",name:"statusline",aliases:[],description:"Set up the status line"};'
+    b'f(["x",{aliases:["nope"]}]);'
+)
+
+
+def test_it_reads_each_commands_aliases_from_the_bundle_whatever_the_key_order():
+    assert command_aliases(BUNDLE) == {"exit": ("quit",), "rewind": ("checkpoint", "undo")}
+
+
+def test_pinned_aliases_that_differ_from_the_binary_are_named():
+    pinned = (Pinned("exit", "Exit the CLI"), Pinned("rewind", "R", aliases=("undo", "checkpoint")))
+    assert alias_drift(pinned, {"exit": ("quit",), "rewind": ("checkpoint", "undo")}) == [
+        "/exit aliases: pinned [], the CLI has ['quit']"
+    ]

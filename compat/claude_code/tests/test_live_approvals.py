@@ -10,6 +10,7 @@ prompt. COMPAT-dialogs.md §7 "Approvals" names these tests.
 from __future__ import annotations
 
 import json
+import subprocess
 import time
 from pathlib import Path
 from typing import Any
@@ -17,11 +18,13 @@ from typing import Any
 import pytest
 
 from compat.adapter import AdapterRun
-from compat.claude_code.adapter import backstop_warnings, recorded
+from compat.claude_code.adapter import backstop_warnings, recorded, spawn_adapter_run
 from compat.claude_code.scripted_model import text, tool_use, when
+from providers.claude_code.dialogs import stored_rule
 from providers.errors import PromptPending, StaleDialog
 from providers.hookspool import spool_events
 from providers.schema import Answer, Dialog, DialogKind, MessageKind, RunState
+from providers.tmux import Tmux
 
 pytestmark = pytest.mark.live
 
@@ -121,7 +124,7 @@ def test_bash_dont_ask_again_lets_the_identical_call_run_without_a_prompt(
     dialog, _ = answer(manual_run, "RULE-1 go", "Allow, and don't ask again")
     (asked_for,) = permission_requests(manual_run)
     rule = asked_for["permission_suggestions"][0]["rules"][0]["ruleContent"]
-    assert f"“{rule}”" in dialog.options[1].label  # the rule the CLI itself suggested
+    assert f"“{stored_rule(rule)}”" in dialog.options[1].label  # the rule the TUI saves for it
     settle(manual_run, "r1 done")
     assert (wt / "ruled.txt").read_text() == "x"
     asked = len(permission_requests(manual_run))
@@ -130,6 +133,32 @@ def test_bash_dont_ask_again_lets_the_identical_call_run_without_a_prompt(
     assert (wt / "ruled.txt").read_text() == "xx"  # it ran a second time …
     assert len(permission_requests(manual_run)) == asked  # … without a permission prompt
     assert backstop_warnings(manual_run, dialog.tool_use_id) == []
+
+
+def test_dont_ask_again_names_the_rule_the_cli_saves_and_where(
+    scripted_model, adapter_settings, claude_home, tmp_path
+):
+    # The hook's suggestion names the exact command; the TUI saves "python3 *", and from a
+    # linked worktree it writes the main checkout's local settings (compat §7).
+    main = claude_home.worktree
+    linked = tmp_path / "linked"
+    subprocess.run(["git", "worktree", "add", "-q", "-b", "lab/linked", str(linked)], cwd=main, check=True)
+    run = spawn_adapter_run(tmp_path / "linked-run", linked, {"permission_mode": "default"})
+    try:
+        command = "python3 -c \"open('ruled.txt', 'a').write('x')\""
+        scripted_model.script.add(when("WIDE-1", bash(command), text("w1 done")))
+        dialog, _ = answer(run, "WIDE-1 go", "Allow, and don't ask again")
+        (asked_for,) = permission_requests(run)
+        assert asked_for["permission_suggestions"][0]["rules"][0]["ruleContent"] == command
+        settle(run, "w1 done")
+        saved = json.loads((main / ".claude" / "settings.local.json").read_text())["permissions"]["allow"]
+        assert saved == ["Bash(python3 *)"] and not (linked / ".claude" / "settings.local.json").exists()
+        assert dialog.options[1].label == "Allow, and don't ask again for “python3 *”"
+        assert "Bash(python3 *) in the repository's .claude/settings.local.json (in its main checkout)" in (
+            dialog.options[1].description
+        )
+    finally:
+        Tmux(run.handle.tmux_socket).kill_server()
 
 
 def test_write_allowed_creates_the_file_and_denied_does_not(scripted_model, manual_run, claude_home):

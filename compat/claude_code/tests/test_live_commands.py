@@ -14,7 +14,8 @@ from typing import Any
 
 import pytest
 
-from compat.claude_code.drift import catalog_drift, norm
+from compat.claude_code.drift import alias_drift, binary_command_aliases, catalog_drift, norm
+from compat.claude_code.home import claude_binary
 from compat.claude_code.live import ClaudeTUI, user_texts
 from compat.live import tui_factory
 from providers.claude_code.commands import BUILTINS, BUNDLED, command_catalog
@@ -266,3 +267,12 @@ def test_precedence_and_shadowing_as_the_cli_runs_them(claude_home, wide_tui):
         path=new[0],
         timeout=30,
     )
+
+
+def test_the_pinned_aliases_are_the_binarys_own():
+    # compat §10: /quit runs /exit although no menu row names it; lab refuses a command under
+    # every name the CLI's own command table gives it, so the table is re-read from the binary.
+    found = binary_command_aliases(claude_binary().resolve())
+    drift = alias_drift((*BUILTINS, *BUNDLED), found)
+    assert not drift, "drift in the command aliases:\n" + "\n".join(drift)
+    assert found["exit"] == ("quit",)

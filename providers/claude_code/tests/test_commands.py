@@ -502,3 +502,15 @@ def test_a_fifo_or_device_among_the_commands_is_skipped_not_waited_on(wt: Path, 
     write(wt, ".claude/commands/fine.md", "---\ndescription: Fine\n---\n")
     rows = returns_within(lambda: custom(command_catalog(wt, home=home)))
     assert [r.name for r in rows] == ["fine"]
+
+
+def test_exit_is_refused_under_its_alias_quit_too(wt: Path, home: Path):
+    # compat §10: typing /quit exits the CLI like /exit; the menu lists only /exit.
+    exit_row = by_name(command_catalog(wt, home=home))["exit"]
+    assert (exit_row.chat_safe, exit_row.aliases) == (False, ("quit",))
+
+
+def test_a_custom_command_named_like_an_alias_takes_it_from_the_builtin(wt: Path, home: Path):
+    write(wt, ".claude/commands/quit.md", "---\ndescription: Project quit\n---\n")
+    rows = by_name(command_catalog(wt, home=home))
+    assert rows["exit"].aliases == () and rows["quit"].chat_safe

@@ -190,8 +190,10 @@ def test_pacing_constants_are_pinned():
 
 
 # compat §7 "Approvals": the PermissionRequest's suggestions as the live 2.1.328 TUI showed them.
-RULE = [{"type": "addRules", "rules": [{"toolName": "Bash", "ruleContent": "python3 *"}], "behavior": "allow",
-         "destination": "localSettings"}]  # fmt: skip
+# compat §7: what 2.1.332's PermissionRequest carried for `python3 -c 1`: the exact command, while
+# the TUI's row 2 reads "python3 *" and saves Bash(python3 *) (live-verified).
+RULE = [{"type": "addRules", "rules": [{"toolName": "Bash", "ruleContent": "python3 -c 1"}],
+         "behavior": "allow", "destination": "localSettings"}]  # fmt: skip
 DIRS = [{"type": "addDirectories", "directories": ["/wt"], "destination": "session"},
         {"type": "setMode", "mode": "acceptEdits", "destination": "session"}]  # fmt: skip
 EDITS = [{"type": "setMode", "mode": "acceptEdits", "destination": "session"}]
@@ -216,10 +218,14 @@ def test_a_bash_prompt_with_a_rule_offers_dont_ask_again_on_row_1():
     assert d.kind == DialogKind.APPROVAL and d.header == "Bash" and d.body == "python3 -c 1"
     assert [o.label for o in d.options] == [
         "Allow once",
-        "Allow, and don't ask again for “python3 *” in this project",
+        "Allow, and don't ask again for “python3 *”",
         "Deny, and tell Claude what to do differently",
         "Deny",
     ]
+    assert d.options[1].description == (
+        "Claude Code saves the rule Bash(python3 *) in the repository's .claude/settings.local.json "
+        "(in its main checkout), so it applies to every run of this repository."
+    )
     assert keys_for(d, "Allow once") == ["Enter"]
     assert keys_for(d, "Allow, and don't") == ["Down", "Enter"]
     assert keys_for(d, "Deny, and", "use printf") == [
@@ -269,3 +275,29 @@ def test_only_bare_key_approval_recipes_are_retry_safe():
     safe = {o.key: recipe_for(d, [Answer(choices=(i,), text="x" if o.takes_text else "")]).retry_safe
             for i, o in enumerate(d.options)}  # fmt: skip
     assert safe == {"allow@0": True, "allow-rule@1": True, "deny-feedback@3": False, "deny": True}
+
+
+@pytest.mark.parametrize(
+    ("suggested", "saved"),
+    [
+        ("python3 -c 1", "python3 *"),
+        ('node -e "x()"', "node *"),
+        ("python3 script.py --fast", "python3 *"),
+        ("npm test *", "npm test *"),
+        ("git commit *", "git commit *"),
+    ],
+)
+def test_the_offered_rule_is_the_one_the_tui_saves_not_the_exact_command(suggested: str, saved: str):
+    # compat §7: each pair is what the live 2.1.332 TUI showed and wrote for that suggestion.
+    rule = [{**RULE[0], "rules": [{"toolName": "Bash", "ruleContent": suggested}]}]
+    d = approval("Bash", {"command": suggested}, rule)
+    assert d.options[1].label == f"Allow, and don't ask again for “{saved}”"
+
+
+def test_a_rule_bound_for_an_unknown_place_is_not_offered():
+    d = approval("Bash", {"command": "python3 -c 1"}, [{**RULE[0], "destination": "cliArg"}])
+    assert [o.label for o in d.options] == [
+        "Allow once",
+        "Deny, and tell Claude what to do differently",
+        "Deny",
+    ]
