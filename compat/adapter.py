@@ -87,14 +87,16 @@ def spawned[R: AdapterRun](
 
 
 def spawn_adapter_run(
-    provider: AgentProvider, tmp_path: Path, worktree: Path, options: dict[str, str]
+    provider: AgentProvider, tmp_path: Path, worktree: Path, options: dict[str, str], *, trusted: bool = False
 ) -> AdapterRun:
-    """Start the real CLI through the production ``provider.spawn``, as run_start does."""
+    """Start the real CLI through the production ``provider.spawn``, as run_start does (for a
+    repository the operator trusts when `trusted`)."""
     handle = RunHandle(
         run_id=1,
         worktree=str(worktree),
         tmux_socket=f"labtest-{uuid.uuid4().hex[:10]}",
         tmux_session="lab-live",
         spool_dir=str(tmp_path / "spool"),
+        trusted=trusted,
     )
     return spawned(provider, handle, options)

@@ -13,9 +13,11 @@ from compat.adapter import AdapterRun
 from providers.claude_code import ClaudeCodeProvider
 
 
-def spawn_adapter_run(tmp_path: Path, worktree: Path, options: dict[str, str] | None = None) -> AdapterRun:
+def spawn_adapter_run(
+    tmp_path: Path, worktree: Path, options: dict[str, str] | None = None, *, trusted: bool = False
+) -> AdapterRun:
     return adapter.spawn_adapter_run(
-        ClaudeCodeProvider(), tmp_path, worktree, options or {"permission_mode": "default"}
+        ClaudeCodeProvider(), tmp_path, worktree, options or {"permission_mode": "default"}, trusted=trusted
     )
 
 

@@ -59,6 +59,17 @@ def live_run(adapter_settings: Any, claude_home: ClaudeHome, tmp_path: Path) -> 
 
 
 @pytest.fixture
+def trusted_manual_run(
+    adapter_settings: Any, claude_home: ClaudeHome, tmp_path: Path
+) -> Iterator[AdapterRun]:
+    """manual_run in a repository the operator trusts: its settings load, the rules "don't ask
+    again" saves among them (COMPAT-seeding §8)."""
+    run = spawn_adapter_run(tmp_path, claude_home.worktree, {"permission_mode": "default"}, trusted=True)
+    yield run
+    Tmux(run.handle.tmux_socket).kill_server()
+
+
+@pytest.fixture
 def manual_run(adapter_settings: Any, claude_home: ClaudeHome, tmp_path: Path) -> Iterator[AdapterRun]:
     """The real TUI in "ask before each action" mode: tool permissions are prompted."""
     run = spawn_adapter_run(tmp_path, claude_home.worktree, {"permission_mode": "default"})

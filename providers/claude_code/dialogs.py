@@ -108,15 +108,24 @@ FEEDBACK_ROW = {"Bash": 3, "Write": 2, "Edit": 2}  # the "No" row; Tab there tak
 
 
 def approval_dialog(
-    tool_use_id: str, tool_name: str, tool_input: Mapping[str, Any], suggestions: object
+    tool_use_id: str,
+    tool_name: str,
+    tool_input: Mapping[str, Any],
+    suggestions: object,
+    *,
+    rules_load: bool = True,
 ) -> Dialog:
     """The approval a PermissionRequest asks for: what is asked (prompt, header = the tool,
-    body = the command, the new file or the edit's diff) and the rows lab offers for it."""
+    body = the command, the new file or the edit's diff) and the rows lab offers for it.
+
+    `rules_load`: whether the run loads the settings file a saved rule goes to. It does not in
+    a run of an untrusted repository (COMPAT-seeding §8): the rule would be saved and the next
+    identical call asked again, so "don't ask again" is not offered there."""
     prompt, body = _asked(tool_name, tool_input)
     options = [Option("Allow once", "Run it this time; ask again next time.", key=ALLOW_ONCE)]
     first = suggestions[0] if isinstance(suggestions, list) and suggestions else None
     where = _RULE_DESTINATIONS.get(str(first.get("destination"))) if isinstance(first, dict) else None
-    if tool_name == "Bash" and isinstance(first, dict) and _bash_rule(first) and where:
+    if rules_load and tool_name == "Bash" and isinstance(first, dict) and _bash_rule(first) and where:
         rule = stored_rule(_bash_rule(first))
         options.append(
             Option(

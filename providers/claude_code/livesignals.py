@@ -85,6 +85,7 @@ class SpoolView:
 @dataclass(slots=True)
 class _Fold:
     resolved: frozenset[str] | set[str]
+    rules_load: bool = True  # approval_dialog's: a saved rule takes effect in this run
     pending: OrderedDict[str, PendingDialog] = field(default_factory=OrderedDict)
     posted: set[str] = field(default_factory=set)
     last_pre: dict[str, tuple[str, str]] = field(default_factory=dict)  # tool_name → (id, file)
@@ -145,6 +146,7 @@ class _Fold:
                     tool,
                     tool_input if isinstance(tool_input, dict) else {},
                     e.get("permission_suggestions"),
+                    rules_load=self.rules_load,
                 )
                 at = event_time_ns(e)
                 files = tuple(f for f in (pre_file, file) if f)
@@ -194,9 +196,15 @@ class _Fold:
             del self.unsettled[tool_use_id]
 
 
-def fold(events: Iterable[Mapping[str, Any]], resolved: frozenset[str] | set[str] = frozenset()) -> SpoolView:
-    """The spool's view of the run; `resolved` holds tool_use_ids the transcript shows answered."""
-    f = _Fold(resolved=resolved)
+def fold(
+    events: Iterable[Mapping[str, Any]],
+    resolved: frozenset[str] | set[str] = frozenset(),
+    *,
+    rules_load: bool = True,
+) -> SpoolView:
+    """The spool's view of the run; `resolved` holds tool_use_ids the transcript shows answered,
+    `rules_load` whether the run loads the rules "don't ask again" saves (approval_dialog)."""
+    f = _Fold(resolved=resolved, rules_load=rules_load)
     names: list[str] = []
     for e in events:
         names.append(str(e.get("_spool_name", "")))

@@ -46,12 +46,16 @@ class Signals(Reading):
         with self._signals_guard:
             cached = self._views.get(run.spool_dir)
         if cached is None or cached[0] != signature:
-            cached = (signature, frozenset(), fold(spool_events(run.spool_dir)))
+            cached = (signature, frozenset(), fold(spool_events(run.spool_dir), rules_load=run.trusted))
         view = cached[2]
         open_ids = view.open_ids | cached[1]
         answered = self.tool_results.among(self.locate_transcript(run), open_ids) if open_ids else frozenset()
         if answered != cached[1]:
-            cached = (signature, answered, fold(spool_events(run.spool_dir), answered))
+            cached = (
+                signature,
+                answered,
+                fold(spool_events(run.spool_dir), answered, rules_load=run.trusted),
+            )
         with self._signals_guard:
             put_bounded(self._views, run.spool_dir, cached, MAX_VIEWS)
         return cached[2]

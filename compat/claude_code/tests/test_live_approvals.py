@@ -115,8 +115,9 @@ def test_bash_denied_with_feedback_tells_claude(scripted_model, manual_run, clau
 
 
 def test_bash_dont_ask_again_lets_the_identical_call_run_without_a_prompt(
-    scripted_model, manual_run, claude_home
+    scripted_model, trusted_manual_run, claude_home
 ):
+    manual_run = trusted_manual_run
     wt = claude_home.worktree
     command = "python3 -c \"open('ruled.txt', 'a').write('x')\""
     scripted_model.script.add(when("RULE-1", bash(command), text("r1 done")))
@@ -135,6 +136,17 @@ def test_bash_dont_ask_again_lets_the_identical_call_run_without_a_prompt(
     assert backstop_warnings(manual_run, dialog.tool_use_id) == []
 
 
+def test_an_untrusted_run_does_not_offer_dont_ask_again(scripted_model, manual_run, claude_home):
+    """The rule would be saved in the repository's local settings, which an untrusted run does
+    not load (COMPAT-seeding §8): the same call asks again. Seen live: with the row offered, the
+    test above failed in an untrusted run."""
+    command = "python3 -c \"open('ruled.txt', 'a').write('x')\""
+    scripted_model.script.add(when("NORULE-1", bash(command), text("n1 done")))
+    dialog, _ = answer(manual_run, "NORULE-1 go", "Allow once")
+    assert [o.label for o in dialog.options if "don't ask again" in o.label] == []
+    settle(manual_run, "n1 done")
+
+
 def test_dont_ask_again_names_the_rule_the_cli_saves_and_where(
     scripted_model, adapter_settings, claude_home, tmp_path
 ):
@@ -143,7 +155,7 @@ def test_dont_ask_again_names_the_rule_the_cli_saves_and_where(
     main = claude_home.worktree
     linked = tmp_path / "linked"
     subprocess.run(["git", "worktree", "add", "-q", "-b", "lab/linked", str(linked)], cwd=main, check=True)
-    run = spawn_adapter_run(tmp_path / "linked-run", linked, {"permission_mode": "default"})
+    run = spawn_adapter_run(tmp_path / "linked-run", linked, {"permission_mode": "default"}, trusted=True)
     try:
         command = "python3 -c \"open('ruled.txt', 'a').write('x')\""
         scripted_model.script.add(when("WIDE-1", bash(command), text("w1 done")))
