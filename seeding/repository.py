@@ -72,9 +72,14 @@ def git_settings(checkout: Path) -> list[RepositorySetting]:
     """Git settings of the repository that run programs: config keys naming a program (for
     every worktree of it: the config is shared), hooks in its hooks directory, and the
     `.gitattributes` lines that put a configured filter, diff or merge driver to work."""
-    programs = _config_programs(worktrees.git_path(checkout, "config"))
+    config = worktrees.git_path(checkout, "config")
+    programs = _config_programs(config)
     drivers = {m.group(1) for s in programs if (m := _DRIVER_KEY.match(s.detail))}
-    return [*programs, *_hooks(worktrees.git_path(checkout, "hooks")), *_attribute_drivers(checkout, drivers)]
+    # Not `--git-path hooks`: lab's own git sets core.hooksPath=/dev/null, so git would answer
+    # that. The default hooks folder is beside the shared config; a core.hooksPath of the
+    # repository's is listed with the config's programs.
+    hooks = _hooks(config.parent / "hooks")
+    return [*programs, *hooks, *_attribute_drivers(checkout, drivers)]
 
 
 _DRIVER_KEY = re.compile(r"(?:filter|diff|merge)\.(.+)\.(?:clean|smudge|process|command|textconv|driver) = ")
