@@ -114,3 +114,22 @@ def test_a_trusted_browser_is_still_limited_per_minute(operator):
     for _ in range(ratelimit.MAX_ATTEMPTS):
         assert attempt(browser, operator.username, "wrong") == 200
     assert attempt(browser, operator.username, PASSWORD) == 429
+
+
+@pytest.mark.django_db
+def test_many_usernames_from_one_address_hit_the_address_limit(operator):
+    """Each account's backoff is never reached (one guess per username), so only the limit per
+    address stops a guesser spraying one password over many accounts."""
+    from tests.factories import UserFactory
+
+    accounts = [UserFactory().username for _ in range(ratelimit.MAX_ATTEMPTS + 1)]
+    sprayer = Client(REMOTE_ADDR="10.2.2.2")
+    for username in accounts[: ratelimit.MAX_ATTEMPTS]:
+        assert attempt(sprayer, username, "wrong") == 200
+    response = sprayer.post("/login/", {"username": accounts[-1], "password": PASSWORD})
+    assert response.status_code == 429  # the right password, refused unjudged
+    assert "Too many login attempts from this address" in response.content.decode()
+    assert int(response["Retry-After"]) == ratelimit.WINDOW_SECONDS
+    assert "_auth_user_id" not in sprayer.session
+    # Only that address: the operator elsewhere is judged as usual.
+    assert attempt(Client(REMOTE_ADDR="10.2.2.3"), operator.username, PASSWORD) == 302

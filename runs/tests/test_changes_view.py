@@ -98,3 +98,36 @@ def test_tabs_refreshing_together_share_one_read_until_the_worktree_changes(auth
     (wt / "notes.md").write_text("again\n")
     body = authed_client.get(f"/runs/{run.pk}/changes/", **refresh).content.decode()
     assert len(reads) == 2 and "again" in body
+
+
+EVIL = "<b id=evil>x</b>"
+
+
+def test_file_names_and_hunk_headers_from_the_worktree_reach_the_page_as_text(authed_client, run):
+    """A file's name, a rename's source and a hunk header's function context are the agent's
+    text: the page shows them, escaped, and no element of theirs appears."""
+    wt = Path(run.worktree)
+    (wt / "<b id=evil>x<").mkdir()
+    (wt / EVIL).write_text("one\n")
+    (wt / "<i id=old>.txt").write_text("same content, renamed\n" * 3)
+    (wt / "code.py").write_text("def f(x='<u id=ctx>'):\n" + "".join(f"    a{i} = {i}\n" for i in range(8)))
+    subprocess.run([*GIT, "add", "-A"], cwd=wt, check=True)
+    subprocess.run([*GIT, "commit", "-q", "-m", "Odd names"], cwd=wt, check=True)
+    subprocess.run([*GIT, "mv", "<i id=old>.txt", "<s id=new>.txt"], cwd=wt, check=True)
+    (wt / "code.py").write_text(
+        "def f(x='<u id=ctx>'):\n" + "".join(f"    a{i} = {i * (i != 6)}\n" for i in range(8))
+    )
+
+    response = authed_client.get(f"/runs/{run.pk}/changes/")
+
+    main = response.content.decode().split("<main>")[1]
+    for element in ("<b id=evil>", "<i id=old>", "<s id=new>", "<u id=ctx>"):
+        assert element not in main, element
+    assert "&lt;b id=evil&gt;x&lt;/b&gt;</code>" in main  # the committed file's name
+    assert "&lt;i id=old&gt;.txt → &lt;s id=new&gt;.txt</code>" in main  # the staged rename
+    assert "@@ def f(x=&#x27;&lt;u id=ctx&gt;&#x27;):" in main  # the hunk's function context
+    # "Load the rest" of that file finds it by its real name.
+    whole = authed_client.get(f"/runs/{run.pk}/changes/file/", {"section": "committed", "path": EVIL})
+    assert whole.status_code == 200
+    body = whole.content.decode()
+    assert "<b id=evil>" not in body and "&lt;b id=evil&gt;x&lt;/b&gt;</code>" in body

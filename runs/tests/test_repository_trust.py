@@ -90,3 +90,15 @@ def test_a_repository_with_nothing_in_it_asks_nothing(authed_client, fake_provid
     assert "nothing to decide" in review.content.decode() and 'name="trust"' not in review.content.decode()
     assert _post(authed_client, git_repo, "lab/plain").status_code == 302
     assert Run.objects.get(branch="lab/plain").repository_trusted is False
+
+
+def test_the_review_shows_the_repositorys_text_as_text(authed_client, fake_provider, git_repo):
+    """What the repository's files say is theirs: markup in a setting or a git value is shown,
+    escaped, and adds no element to the form."""
+    (git_repo / FAKE_SETTINGS).write_text("SessionStart: <b id=evil>x</b>\n")
+    subprocess.run(["git", "config", "core.sshCommand", "<i id=git>ssh</i>"], cwd=git_repo, check=True)
+    body = authed_client.get("/runs/new/repository/", {"provider": "fake", "repository": str(git_repo)})
+    text = body.content.decode()
+    assert "<b id=evil>" not in text and "<i id=git>" not in text
+    assert "<code>SessionStart: &lt;b id=evil&gt;x&lt;/b&gt;</code>" in text
+    assert "<code>core.sshcommand = &lt;i id=git&gt;ssh&lt;/i&gt;</code>" in text

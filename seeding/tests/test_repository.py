@@ -61,3 +61,35 @@ def test_hooks_in_a_configured_hooks_path_are_listed(git_repo):
     hook.chmod(0o755)
     rows = {(s.kind, s.detail) for s in git_settings(git_repo)}
     assert ("git program", "core.hookspath = githooks") in rows and ("git hook", "pre-commit") in rows
+
+
+def test_every_kind_of_program_key_is_listed(git_repo):
+    # Each names a program git runs (or a file of config that may): none may go unlisted.
+    keys = {
+        "core.hooksPath": "/tmp/their-hooks",
+        "core.sshCommand": "ssh -o ProxyCommand=evil",
+        "core.pager": "evil-pager",
+        "credential.helper": "!evil",
+        "credential.https://example.com.helper": "evil2",
+        "include.path": "../shared.cfg",
+        "includeIf.gitdir:/tmp/.path": "/tmp/their.cfg",
+        "gpg.ssh.program": "evil-sign",
+        "merge.ours.driver": "evil-merge %A",
+    }
+    for key, value in keys.items():
+        _git(git_repo, "config", key, value)
+    _git(git_repo, "config", "user.name", "not a program")
+    listed = {s.detail for s in git_settings(git_repo)}
+    assert listed == {f"{key.lower()} = {value}" for key, value in keys.items()}
+
+
+def test_a_hook_that_is_a_link_is_listed_and_a_linked_gitattributes_is_not_read(git_repo, tmp_path):
+    os.symlink("/bin/true", git_repo / ".git" / "hooks" / "pre-push")
+    _git(git_repo, "config", "filter.x.clean", "cat")
+    elsewhere = tmp_path / "their-attributes"
+    elsewhere.write_text("* filter=x\n")
+    os.symlink(elsewhere, git_repo / ".gitattributes")
+    rows = {(s.source, s.kind, s.detail) for s in git_settings(git_repo)}
+    assert (".git/hooks", "git hook", "pre-push") in rows
+    assert (".gitattributes", "git driver", "* filter=x") not in rows
+    assert any(source == ".gitattributes" and "could not be read" in detail for source, _, detail in rows)

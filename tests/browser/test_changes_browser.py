@@ -97,3 +97,20 @@ def test_a_live_runs_written_edited_and_committed_files_each_show_where_they_bel
         expect(untracked.locator(".diff")).to_be_hidden()
     finally:
         changes.close()
+
+
+def test_a_file_named_like_markup_shows_as_text(context: Any, page: Any, lab_server: LabServer) -> None:
+    """The agent names its files: a name that is markup shows as the name, and the page grows
+    no element of its own."""
+    run = start_run(page, lab_server.repo, "lab/browser-odd-name")
+    wt = worktree_of(lab_server, run.name)
+    (wt / "<b id=evil>x<").mkdir()
+    (wt / "<b id=evil>x</b>").write_text("<i id=evil-text>hi</i>\n")
+    page.goto(run.url + "changes/")
+    untracked = page.locator(".section-untracked details.file")
+    expect(untracked).to_have_count(1)
+    expect(untracked).to_have_attribute("data-path", "<b id=evil>x</b>")
+    expect(untracked.locator(".path")).to_have_text("<b id=evil>x</b>")
+    expect(untracked.locator(".line-add .text")).to_have_text(["<i id=evil-text>hi</i>"])
+    expect(page.locator("#evil")).to_have_count(0)
+    expect(page.locator("#evil-text")).to_have_count(0)

@@ -204,3 +204,30 @@ def test_a_token_is_not_enough_without_origin_or_referer(csrf_client, run, fake_
     ok = csrf_client.post(reply, {"text": "again"}, HTTP_X_CSRFTOKEN=token, HTTP_ORIGIN="http://testserver")
     assert ok.status_code == 200
     assert fake_provider.sent == [("reply", "hi"), ("reply", "again")]
+
+
+# Referers that start like lab's own origin, or name its host, but are another origin: a
+# Referer counts only when its scheme://host:port is exactly lab's.
+LOOKALIKE_REFERERS = [
+    "http://testserver.evil/runs/",  # a longer host
+    "http://testserver@evil.example/runs/",  # userinfo: the host is evil.example
+    "http://testserver:8080/runs/",  # another port on the same host
+    "https://testserver/runs/",  # another scheme
+]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("referer", LOOKALIKE_REFERERS)
+def test_a_referer_that_only_looks_like_lab_s_origin_is_refused(
+    csrf_client, run, fake_provider, git_repo, referer
+):
+    token = csrf_client.cookies["csrftoken"].value
+    for path, data in _endpoints(run, git_repo):
+        response = csrf_client.post(path, data, HTTP_X_CSRFTOKEN=token, HTTP_REFERER=referer)
+        assert response.status_code == 403, (path, referer, response.status_code)
+    _assert_nothing_happened(run, fake_provider, csrf_client)
+    # The control: lab's exact origin, even with no path, is accepted.
+    ok = csrf_client.post(
+        f"/runs/{run.pk}/reply/", {"text": "hi"}, HTTP_X_CSRFTOKEN=token, HTTP_REFERER="http://testserver"
+    )
+    assert ok.status_code == 200 and fake_provider.sent == [("reply", "hi")]
