@@ -235,7 +235,9 @@ class CodexProvider(AgentProvider):
         entries = trust.project_entries(worktree)
         if not run.trusted:
             if entries:
-                names = ", ".join(f".codex/{e}" for e in entries)
+                names = ", ".join(
+                    e if e == trust.PROJECT_DIR else f"{trust.PROJECT_DIR}/{e}" for e in entries
+                )
                 raise SpawnFailed(
                     f"The repository has Codex project settings ({names}) "
                     "and is not trusted. Codex 0.171.0 cannot start without them except on a screen lab "

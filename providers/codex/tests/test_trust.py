@@ -63,7 +63,7 @@ def test_a_codex_entry_that_is_a_file_or_a_link_is_a_layer_too(tmp_path: Path) -
     os.symlink(tmp_path / "elsewhere", linked / ".codex")  # an empty folder, through a link
     (plain / ".codex").write_text("")
     for wt in (linked, plain):
-        with pytest.raises(SpawnFailed, match=r"and is not trusted"):
+        with pytest.raises(SpawnFailed, match=r"Codex project settings \(\.codex\) and is not trusted"):
             _args(wt, trusted=False)
 
 
