@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from compat.adapter import AdapterRun, spawned
-from compat.codex.home import KEY_ENV, codex_binary, prepare_home
+from compat.codex.home import KEY_ENV, launcher_dir, prepare_home
 from compat.codex.scripted_model import Script, ScriptedModel
 from compat.live import make_worktree
 from providers.schema import RunHandle
@@ -38,7 +38,7 @@ class CodexAdapterRig:
         self.codex_home = Path(env["CODEX_HOME"])
         settings.LAB_AGENT_HOME = str(self.home)
         settings.LAB_AGENT_ENV = {KEY_ENV: self.key, "CODEX_HOME": str(self.codex_home)}
-        settings.LAB_AGENT_BIN_DIR = str(codex_binary().parent)
+        settings.LAB_AGENT_BIN_DIR = str(launcher_dir())
         self.sockets: list[str] = []
 
     def provider(self) -> Any:

@@ -57,6 +57,15 @@ def _native_beside(path: Path) -> list[Path]:
     return [real]
 
 
+def launcher_dir() -> Path:
+    """The folder lab starts ``codex`` from, as ``make run`` does: ``$LAB_AGENT_BIN_DIR`` when
+    set, else the npm install's ``node_modules/.bin``, whose ``codex`` is the node shim. The shim
+    stays the TUI's parent, so tests of lab's adapter start it through here, never the native
+    binary directly."""
+    bin_dir = os.environ.get("LAB_AGENT_BIN_DIR")
+    return Path(bin_dir) if bin_dir else REPO_ROOT / "node_modules" / ".bin"
+
+
 def codex_binary() -> Path:
     """The native ``codex`` binary under test: from ``$LAB_AGENT_BIN_DIR/codex`` when set (lab's
     own setting), else from the ``npm ci`` install in the repo root. ``.bin/codex`` is a node
