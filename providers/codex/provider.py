@@ -91,6 +91,9 @@ APPROVAL_SETTLE_S = 0.3
 KEY_LANDED_TIMEOUT_S = 2.0
 VERIFY_TIMEOUT_S = 15.0
 CLEAR_TIMEOUT_S = 10.0
+# A reply sent while another send (a /clear, a reply awaiting its receipt) holds the run waits
+# its turn this long: about one send's own worst case (ready, settle, both delivery waits).
+REPLY_TURN_WAIT_S = 45.0
 MAX_CACHE = 256
 # §4 (mode prefixes): a leading "!" runs the rest as a shell command in the user's shell.
 SHELL_PREFIX = "!"
@@ -468,7 +471,7 @@ class CodexProvider(AgentProvider):
         if not tmux.has_session(run.tmux_session):
             raise SessionGone("The agent's terminal session is gone.")
         want = normalize(text)
-        with reply_lock(run):
+        with reply_lock(run, wait=REPLY_TURN_WAIT_S):
             outbox = Outbox(run.spool_dir)
             pending = outbox.find(want)
             if pending is not None and not again:

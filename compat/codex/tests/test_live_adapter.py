@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import time
 from pathlib import Path
 
@@ -117,6 +118,35 @@ def test_clear_gives_a_new_identity_and_seq_restarts(rig):
     run.wait(lambda r: r.answered("After."), what="a turn in the new conversation")
     assert run.path not in (first, marker) and run.path.startswith(str(rig.codex_home / "sessions"))
     assert "TOKEN-C1 first" not in run.texts(MessageKind.USER_TEXT)
+
+
+def test_a_reply_right_after_new_conversation_waits_its_turn_and_lands_in_it(rig):
+    """The operator clicks New conversation and sends a message at once: nothing else is in
+    flight, so the message goes (after the clear, into the new conversation), not a refusal
+    offering a second copy."""
+    rig.model.script.add(when("TOKEN-Q1", text("Old one.")), when("TOKEN-Q2", text("New one.")))
+    run = rig.start()
+    run.provider.reply(run.handle, "TOKEN-Q1 first")
+    run.wait(lambda r: r.answered("Old one."), what="the first turn")
+    first = run.path
+    cleared: list[BaseException | None] = []
+
+    def clear() -> None:
+        try:
+            run.provider.reply(run.handle, "/clear")
+            cleared.append(None)
+        except BaseException as exc:  # reported by the assert below
+            cleared.append(exc)
+
+    clearing = threading.Thread(target=clear)
+    clearing.start()
+    time.sleep(0.1)  # the clear holds the run's reply turn now
+    run.provider.reply(run.handle, "TOKEN-Q2 right after")
+    clearing.join(30)
+    assert cleared == [None]
+    run.wait(lambda r: r.answered("New one."), what="the reply's turn")
+    assert run.path != first
+    assert run.texts(MessageKind.USER_TEXT) == ["TOKEN-Q2 right after"], "in the new conversation"
 
 
 def test_an_approval_is_answered_from_lab(rig):
