@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import tempfile
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -149,6 +150,26 @@ def interrupt__esc_streaming(s: Session) -> dict[str, Path]:
     return {"interrupt__esc_streaming": rollout}
 
 
+def interrupt__esc_running_command(s: Session) -> dict[str, Path]:
+    """Esc while a command runs (no approval asked): its output, to tell it from a decline."""
+    s.model.script.add(when("FX-RUNNING", exec_command("sleep 20"), text("Slept.")))
+    s.tui.prompt("run a long command FX-RUNNING")
+    rollout = s.tui.wait_rollouts(1)[-1]
+    s.tui.wait_for(rollout, lambda ls: any(p.get("name") == "exec_command" for p in _calls(ls)))
+    time.sleep(2.0)  # the command runs (it yields only after 10 s)
+    s.tui.send_keys("Escape")
+    s.tui.wait_for(rollout, lambda ls: events(ls, "turn_aborted"))
+    return {"interrupt__esc_running_command": rollout}
+
+
+def _calls(lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [
+        e["payload"]
+        for e in lines
+        if e.get("type") == "response_item" and e.get("payload", {}).get("type") == "function_call"
+    ]
+
+
 def clear(s: Session) -> dict[str, Path]:
     s.model.script.add(when("FX-OLD", text("Before the clear.")), when("FX-NEW", text("After the clear.")))
     old = s.turn("first thread FX-OLD")
@@ -169,6 +190,7 @@ SCENARIOS: dict[str, Callable[[Session], dict[str, Path]]] = {
     "approval__esc": approval__esc,
     "interrupt__esc_streaming": interrupt__esc_streaming,
     "clear": clear,
+    "interrupt__esc_running_command": interrupt__esc_running_command,
 }
 
 

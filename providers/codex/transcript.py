@@ -45,8 +45,14 @@ _CONVERSATION = frozenset({b"response_item", b"event_msg", b"compacted", b"lab_c
 # compat §2: exec_command's output ends its header with this line; the code before it.
 _EXIT_CODE = re.compile(r"^Process exited with code (-?\d+)$", re.M)
 _OUTPUT_MARKER = "\nOutput:\n"
-# compat §7: the last line of the output of a call the operator declined.
+# compat §7: the last line of the output of a call the operator declined, and just as well of
+# one interrupted while it ran: the rollout holds nothing else that tells the two apart.
 ABORTED_OUTPUT = "aborted by user"
+DECLINED_TEXT = "Declined: you did not allow this command, so Codex did not run it."
+ABORTED_TEXT = (
+    "Stopped before it finished: declined at its approval prompt, or interrupted while it ran "
+    "(Codex recorded “aborted by user”)."
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -246,6 +252,11 @@ class _Reader:
         shown = printed if marker else output
         declined = output.rstrip().endswith(ABORTED_OUTPUT)
         is_error = declined or (code is not None and code.group(1) != "0")
+        intent = self.intents.get(call_id)
+        if declined:
+            # The output is only its wall time and "aborted by user"; lab's own answer, when it
+            # played one, says which stop it was.
+            shown = DECLINED_TEXT if intent == "deny" else ABORTED_TEXT
         self.running.pop(call_id, None)
         name = next((n for c, n in reversed(self.tool_names) if c == call_id), "")
         self.emit(
@@ -256,7 +267,6 @@ class _Reader:
             native_id=call_id,
             is_error=is_error,
         )
-        intent = self.intents.get(call_id)
         if intent is not None and (intent == "allow") == declined:
             # The backstop (docs/architecture.md, "Dialog answering"): lab played one answer and
             # the rollout recorded the other.

@@ -17,6 +17,7 @@ import pytest
 
 from compat.codex.adapter_harness import CodexAdapterRig, Reading
 from compat.codex.scripted_model import exec_command, slow_text, text, when
+from providers.codex.transcript import DECLINED_TEXT
 from providers.errors import PromptPending
 from providers.schema import Answer, Cursor, DialogKind, MessageKind, RunState
 from providers.tmux import Tmux
@@ -185,7 +186,7 @@ def test_an_approval_is_declined_from_lab_with_a_message(rig):
     result = next(
         m for m in run.messages if m.kind == MessageKind.TOOL_RESULT and m.native_id == dialog.tool_use_id
     )
-    assert result.is_error
+    assert result.is_error and result.text == DECLINED_TEXT, "shown as declined, not as a failure's wall time"
     assert not [m for m in run.messages if m.native_id.startswith("backstop-")]
 
 
