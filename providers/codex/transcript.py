@@ -187,6 +187,16 @@ class _Reader:
         if kind == "task_started":
             self.settle(RunState.WORKING, stamp)
         elif kind == "task_complete":
+            if "error" in p and p["error"] is not None:
+                # compat §2: a turn Codex gave up on (its retries spent) records no error event,
+                # only the error on its task_complete.
+                self.emit(
+                    MessageKind.LIFECYCLE,
+                    turn_error_text(p["error"]),
+                    timestamp=stamp,
+                    native_id=f"failed-{_str(p.get('turn_id'))}",
+                    is_error=True,
+                )
             self.settle(RunState.IDLE)
         elif kind == "turn_aborted":
             reason = _str(p.get("reason")) or "interrupted"
@@ -278,6 +288,27 @@ class _Reader:
                 native_id=f"backstop-{call_id}",
                 is_error=True,
             )
+
+
+def turn_error_text(error: object) -> str:
+    """The line for a turn that ended in an error: Codex's message, and what it classified the
+    failure as (the HTTP status it gave up on after its retries, or its own category)."""
+    if isinstance(error, str):
+        return f"The turn failed: {error}" if error.strip() else "The turn failed; Codex recorded no cause."
+    if not isinstance(error, dict):
+        return "The turn failed; Codex recorded no cause."
+    message = _str(error.get("message")).strip()
+    info = error.get("codex_error_info")
+    head = "The turn failed"
+    retried = info.get("response_too_many_failed_attempts") if isinstance(info, dict) else None
+    if isinstance(retried, dict):
+        status = retried.get("http_status_code")
+        head += " after Codex's retries" + (
+            f" (last HTTP status {status})" if isinstance(status, int) else ""
+        )
+    elif isinstance(info, str) and info:
+        head += f" ({info.replace('_', ' ')})"
+    return f"{head}: {message}" if message else f"{head}; Codex recorded no message."
 
 
 def is_synthetic(text: str) -> bool:

@@ -19,6 +19,7 @@ NAMES = [
     "approval__esc",
     "interrupt__esc_streaming",
     "interrupt__esc_running_command",
+    "turn__failed_after_retries",
     "clear__old_file",
     "clear__new_file",
 ]
@@ -82,6 +83,16 @@ def test_a_command_interrupted_while_it_runs_is_recorded_as_a_decline_is():
     assert shape == declined
     [out] = payloads(lines("interrupt__esc_running_command"), "response_item", "function_call_output")
     assert re.fullmatch(r"Wall time: [\d.]+ seconds\naborted by user", out["output"])
+
+
+def test_a_turn_codex_gave_up_on_has_its_error_only_on_task_complete():
+    ls = lines("turn__failed_after_retries")
+    assert not events(ls, "error") and not events(ls, "stream_error")
+    assert [c["error"]["codex_error_info"] for c in events(ls, "task_complete")] == [
+        {"response_too_many_failed_attempts": {"http_status_code": 429}},
+        "internal_server_error",
+    ]
+    assert message_texts(ls, "assistant") == []
 
 
 def test_interrupt_then_next_turn_in_the_same_rollout():

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from compat.codex.adapter_harness import CodexAdapterRig, Reading
-from compat.codex.scripted_model import exec_command, slow_text, text, when
+from compat.codex.scripted_model import api_error, exec_command, slow_text, text, when
 from providers.codex.transcript import DECLINED_TEXT
 from providers.errors import PromptPending
 from providers.schema import Answer, Cursor, DialogKind, MessageKind, RunState
@@ -188,6 +188,35 @@ def test_an_approval_is_declined_from_lab_with_a_message(rig):
     )
     assert result.is_error and result.text == DECLINED_TEXT, "shown as declined, not as a failure's wall time"
     assert not [m for m in run.messages if m.native_id.startswith("backstop-")]
+
+
+def test_a_turn_codex_gives_up_on_shows_its_error(tmp_path, settings):
+    """The model answers 429, then 500, until Codex stops retrying (capped at one retry, so it
+    gives up in about a second): each turn shows one error line with the cause, and the run is
+    idle again."""
+    rig = CodexAdapterRig(tmp_path, settings, max_retries=1)
+    try:
+        rig.model.script.add(
+            when("TOKEN-429", api_error(429, "scripted rate limit")),
+            when("TOKEN-500", api_error(500, "scripted server error")),
+        )
+        run = rig.start()
+        run.provider.reply(run.handle, "TOKEN-429 go")
+        run.wait(lambda r: _errors(r) and r.state == RunState.IDLE, what="the 429 turn's end")
+        run.provider.reply(run.handle, "TOKEN-500 go")
+        run.wait(lambda r: len(_errors(r)) == 2 and r.state == RunState.IDLE, what="the 500 turn's end")
+        assert _errors(run) == [
+            "The turn failed after Codex's retries (last HTTP status 429): exceeded retry limit, "
+            "last status: 429 Too Many Requests",
+            "The turn failed (internal server error): We’re currently experiencing high demand, "
+            "which may cause temporary errors.",
+        ]
+    finally:
+        rig.close()
+
+
+def _errors(run: Reading) -> list[str]:
+    return [m.text for m in run.messages if m.kind == MessageKind.LIFECYCLE and m.is_error]
 
 
 def test_no_codex_process_is_left_after_the_run_ends(rig):
