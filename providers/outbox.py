@@ -22,7 +22,7 @@ from pathlib import Path
 
 import orjson
 
-from providers.errors import ReplyInFlight
+from providers.errors import ReplyInFlight, ReplyRefused
 from providers.safefile import MAX_SPOOL_BYTES, read_regular
 from providers.schema import RunHandle
 
@@ -36,19 +36,33 @@ def normalize(text: str) -> str:
 
 
 @contextlib.contextmanager
-def reply_lock(run: RunHandle) -> Iterator[None]:
+def reply_lock(run: RunHandle, *, wait: float = 0.0) -> Iterator[None]:
     """One reply at a time per run, across every lab worker on the host (a file lock in the
-    run's spool dir); a second raises ReplyInFlight at once."""
+    run's spool dir). With `wait` 0 a second raises ReplyInFlight at once; otherwise it takes
+    its turn after the first (a message sent while New conversation is still starting goes
+    into the new one), and raises ReplyRefused, nothing sent, if the first is not done in
+    `wait` seconds: a different send holds the turn, so no second copy of this one is at
+    stake."""
     if not run.spool_dir:
         yield
         return
     Path(run.spool_dir).mkdir(parents=True, exist_ok=True, mode=0o700)
     fd = os.open(os.path.join(run.spool_dir, ".reply.lock"), os.O_RDWR | os.O_CREAT, 0o600)
     try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise ReplyInFlight("Another message to this run is being sent: wait for it.") from None
+        deadline = time.monotonic() + wait
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if not wait:
+                    raise ReplyInFlight("Another message to this run is being sent: wait for it.") from None
+                if time.monotonic() >= deadline:
+                    raise ReplyRefused(
+                        f"Another message to this run was still being sent after {wait:.0f} s, so "
+                        "yours was not sent. Send it again once that one is in the chat."
+                    ) from None
+                time.sleep(_KEYS_POLL_S)
         yield
     finally:
         os.close(fd)  # releases the lock

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from compat.adapter import AdapterRun, spawned
-from compat.codex.home import KEY_ENV, codex_binary, prepare_home
+from compat.codex.home import KEY_ENV, launcher_dir, prepare_home
 from compat.codex.scripted_model import Script, ScriptedModel
 from compat.live import make_worktree
 from providers.schema import RunHandle
@@ -28,17 +28,21 @@ class Reading(AdapterRun):
 
 
 class CodexAdapterRig:
-    def __init__(self, tmp_path: Path, settings: Any, *, script: Script | None = None) -> None:
+    def __init__(
+        self, tmp_path: Path, settings: Any, *, script: Script | None = None, max_retries: int | None = None
+    ) -> None:
         self.tmp_path = tmp_path
         self.model = ScriptedModel(script or Script()).start()
         self.home = tmp_path / "home"
         self.worktree = make_worktree(tmp_path / "wt")
         self.key = f"sk-scripted-{uuid.uuid4().hex}"
-        env = prepare_home(self.home, self.worktree, self.model.url, api_key=self.key)
+        env = prepare_home(
+            self.home, self.worktree, self.model.url, api_key=self.key, max_retries=max_retries
+        )
         self.codex_home = Path(env["CODEX_HOME"])
         settings.LAB_AGENT_HOME = str(self.home)
         settings.LAB_AGENT_ENV = {KEY_ENV: self.key, "CODEX_HOME": str(self.codex_home)}
-        settings.LAB_AGENT_BIN_DIR = str(codex_binary().parent)
+        settings.LAB_AGENT_BIN_DIR = str(launcher_dir())
         self.sockets: list[str] = []
 
     def provider(self) -> Any:

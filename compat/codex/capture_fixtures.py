@@ -17,13 +17,22 @@ from __future__ import annotations
 import argparse
 import json
 import tempfile
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from compat.codex.home import HOOK_EVENTS, fixtures_dir, installed_version, prepare_home
 from compat.codex.live import CodexTUI, HookSpool, events, read_jsonl
-from compat.codex.scripted_model import Script, ScriptedModel, exec_command, slow_text, text, when
+from compat.codex.scripted_model import (
+    Script,
+    ScriptedModel,
+    api_error,
+    exec_command,
+    slow_text,
+    text,
+    when,
+)
 from compat.live import make_worktree
 
 LIMIT = 1500
@@ -66,6 +75,11 @@ def save(name: str, rollout: Path, home: Path, codex_home: Path, wt: Path, out: 
     print(f"saved {name}: {len(lines)} lines")
 
 
+# Scenarios whose home differs: a failing model is retried at most once, so Codex gives up in
+# under a second (its default is about 30 requests over 25 s for a 500).
+HOME_OPTIONS: dict[str, dict[str, Any]] = {"turn__failed_after_retries": {"max_retries": 1}}
+
+
 class Session:
     def __init__(self, name: str) -> None:
         self.base = Path(tempfile.mkdtemp(prefix=f"lab-codex-{name}-"))
@@ -73,7 +87,9 @@ class Session:
         self.model = ScriptedModel(Script(), log_path=str(self.base / "requests.jsonl")).start()
         self.spool = HookSpool(self.base / "spool", HOOK_EVENTS)
         self.home = self.base / "home"
-        self.env = prepare_home(self.home, self.wt, self.model.url, hooks=self.spool.hooks())
+        self.env = prepare_home(
+            self.home, self.wt, self.model.url, hooks=self.spool.hooks(), **HOME_OPTIONS.get(name, {})
+        )
         self.codex_home = Path(self.env["CODEX_HOME"])
         self.tui = CodexTUI(self.env, self.wt).start()
         self.tui.wait_ready()
@@ -149,6 +165,41 @@ def interrupt__esc_streaming(s: Session) -> dict[str, Path]:
     return {"interrupt__esc_streaming": rollout}
 
 
+def turn__failed_after_retries(s: Session) -> dict[str, Path]:
+    """A model that answers 429, then one that answers 500, until Codex gives up: each turn ends
+    in a task_complete with an error (and no error event)."""
+    s.model.script.add(
+        when("FX-429", api_error(429, "scripted rate limit")),
+        when("FX-500", api_error(500, "scripted server error")),
+    )
+    for n, token in enumerate(("FX-429", "FX-500"), start=1):
+        s.tui.prompt(f"please {token}")
+        rollout = s.tui.wait_rollouts(1)[-1]
+        s.tui.wait_for(rollout, lambda ls, n=n: len(events(ls, "task_complete")) >= n, timeout=120)
+        s.tui.wait_pane(r"\? for shortcuts", settle=0.3)
+    return {"turn__failed_after_retries": rollout}
+
+
+def interrupt__esc_running_command(s: Session) -> dict[str, Path]:
+    """Esc while a command runs (no approval asked): its output, to tell it from a decline."""
+    s.model.script.add(when("FX-RUNNING", exec_command("sleep 20"), text("Slept.")))
+    s.tui.prompt("run a long command FX-RUNNING")
+    rollout = s.tui.wait_rollouts(1)[-1]
+    s.tui.wait_for(rollout, lambda ls: any(p.get("name") == "exec_command" for p in _calls(ls)))
+    time.sleep(2.0)  # the command runs (it yields only after 10 s)
+    s.tui.send_keys("Escape")
+    s.tui.wait_for(rollout, lambda ls: events(ls, "turn_aborted"))
+    return {"interrupt__esc_running_command": rollout}
+
+
+def _calls(lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [
+        e["payload"]
+        for e in lines
+        if e.get("type") == "response_item" and e.get("payload", {}).get("type") == "function_call"
+    ]
+
+
 def clear(s: Session) -> dict[str, Path]:
     s.model.script.add(when("FX-OLD", text("Before the clear.")), when("FX-NEW", text("After the clear.")))
     old = s.turn("first thread FX-OLD")
@@ -169,6 +220,8 @@ SCENARIOS: dict[str, Callable[[Session], dict[str, Path]]] = {
     "approval__esc": approval__esc,
     "interrupt__esc_streaming": interrupt__esc_streaming,
     "clear": clear,
+    "interrupt__esc_running_command": interrupt__esc_running_command,
+    "turn__failed_after_retries": turn__failed_after_retries,
 }
 
 

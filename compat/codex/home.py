@@ -57,6 +57,15 @@ def _native_beside(path: Path) -> list[Path]:
     return [real]
 
 
+def launcher_dir() -> Path:
+    """The folder lab starts ``codex`` from, as ``make run`` does: ``$LAB_AGENT_BIN_DIR`` when
+    set, else the npm install's ``node_modules/.bin``, whose ``codex`` is the node shim. The shim
+    stays the TUI's parent, so tests of lab's adapter start it through here, never the native
+    binary directly."""
+    bin_dir = os.environ.get("LAB_AGENT_BIN_DIR")
+    return Path(bin_dir) if bin_dir else REPO_ROOT / "node_modules" / ".bin"
+
+
 def codex_binary() -> Path:
     """The native ``codex`` binary under test: from ``$LAB_AGENT_BIN_DIR/codex`` when set (lab's
     own setting), else from the ``npm ci`` install in the repo root. ``.bin/codex`` is a node
@@ -136,10 +145,17 @@ def config_toml(
     sandbox_mode: str = "workspace-write",
     trust_worktree: bool = True,
     extra: str = "",
+    max_retries: int | None = None,
 ) -> str:
     """config.toml: the scripted model as a custom Responses-API provider, the worktree trusted
     (``trust_worktree=False`` leaves it out, for the probe of the trust screen), no update
-    check, no telemetry."""
+    check, no telemetry. ``max_retries`` caps the provider's request and stream retries (a probe
+    of a failing model then ends in seconds, not Codex's default back-off)."""
+    retries = (
+        f"request_max_retries = {max_retries}\nstream_max_retries = {max_retries}\n"
+        if max_retries is not None
+        else ""
+    )
     trust = f'[projects.{_toml_str(str(worktree))}]\ntrust_level = "trusted"\n\n' if trust_worktree else ""
     return (
         f"model = {_toml_str(MODEL)}\n"
@@ -153,6 +169,7 @@ def config_toml(
         f"base_url = {_toml_str(base_url)}\n"
         'wire_api = "responses"\n'
         f"env_key = {_toml_str(KEY_ENV)}\n"
+        f"{retries}"
         "\n"
         f"{trust}"
         "[analytics]\nenabled = false\n"
@@ -174,6 +191,7 @@ def prepare_home(
     approval_policy: str = "on-request",
     trust_worktree: bool = True,
     trust_hooks: bool = True,
+    max_retries: int | None = None,
 ) -> dict[str, str]:
     """Write ``home/.codex/config.toml`` (+ ``hooks.json`` with its trust when ``hooks`` is given)
     and return the environment for codex: complete, not merged with os.environ. The ``trust_*``
@@ -193,6 +211,7 @@ def prepare_home(
             approval_policy=approval_policy,
             trust_worktree=trust_worktree,
             extra=extra,
+            max_retries=max_retries,
         )
     )
     return {

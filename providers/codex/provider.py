@@ -92,6 +92,9 @@ APPROVAL_SETTLE_S = 0.3
 KEY_LANDED_TIMEOUT_S = 2.0
 VERIFY_TIMEOUT_S = 15.0
 CLEAR_TIMEOUT_S = 10.0
+# A reply sent while another send (a /clear, a reply awaiting its receipt) holds the run waits
+# its turn this long: about one send's own worst case (ready, settle, both delivery waits).
+REPLY_TURN_WAIT_S = 45.0
 MAX_CACHE = 256
 # §4 (mode prefixes): a leading "!" runs the rest as a shell command in the user's shell.
 SHELL_PREFIX = "!"
@@ -470,7 +473,7 @@ class CodexProvider(AgentProvider):
         if not tmux.has_session(run.tmux_session):
             raise SessionGone("The agent's terminal session is gone.")
         want = normalize(text)
-        with reply_lock(run):
+        with reply_lock(run, wait=REPLY_TURN_WAIT_S):
             outbox = Outbox(run.spool_dir)
             pending = outbox.find(want)
             if pending is not None and not again:
@@ -522,8 +525,8 @@ class CodexProvider(AgentProvider):
 
     def _clear(self, run: RunHandle, tmux: Tmux, text: str) -> None:
         """§5: /clear starts a new thread at once, and the TUI opens the new thread's lock file
-        (`$CODEX_HOME/thread-writer-locks/<thread>.lock`): that open file, on this run's own
-        process, is the receipt. No rollout is written until the next submit, so lab's marker in
+        (`$CODEX_HOME/thread-writer-locks/<thread>.lock`): that open file, in this run's own
+        process tree, is the receipt. No rollout is written until the next submit, so lab's marker in
         the spool is the new conversation's identity meanwhile."""
         pid = tmux.pane_pid(run.tmux_session)
         if pid is None:
@@ -755,20 +758,47 @@ def _size(path: str) -> int:
         return 0
 
 
-def _thread_locks(pid: int) -> set[str]:
-    """The thread lock files (§5) the process has open: one per thread it writes."""
-    found: set[str] = set()
-    try:
-        fds = os.listdir(f"/proc/{pid}/fd")
-    except OSError:
-        return found
-    for fd in fds:
+def _descendants(pid: int) -> list[int]:
+    """`pid` and every process under it. The pane's process is whatever launched Codex: from
+    node_modules/.bin it is the node shim, and the native binary that opens the lock files is
+    its child (§5)."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
         try:
-            target = os.readlink(f"/proc/{pid}/fd/{fd}")
+            with open(f"/proc/{entry}/stat", "rb") as f:
+                stat = f.read()
         except OSError:
             continue
-        if f"{os.sep}thread-writer-locks{os.sep}" in target and target.endswith(".lock"):
-            found.add(target)
+        # The command name sits in parentheses and may hold spaces: the fields follow its last ")".
+        fields = stat[stat.rfind(b")") + 2 :].split()
+        if len(fields) > 1 and fields[1].isdigit():
+            children.setdefault(int(fields[1]), []).append(int(entry))
+    found, todo = [], [pid]
+    while todo:
+        current = todo.pop()
+        if current not in found:
+            found.append(current)
+            todo.extend(children.get(current, []))
+    return found
+
+
+def _thread_locks(pid: int) -> set[str]:
+    """The thread lock files (§5) open in the pane's process tree: one per thread it writes."""
+    found: set[str] = set()
+    for proc in _descendants(pid):
+        try:
+            fds = os.listdir(f"/proc/{proc}/fd")
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                target = os.readlink(f"/proc/{proc}/fd/{fd}")
+            except OSError:
+                continue
+            if f"{os.sep}thread-writer-locks{os.sep}" in target and target.endswith(".lock"):
+                found.add(target)
     return found
 
 

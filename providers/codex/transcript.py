@@ -45,8 +45,14 @@ _CONVERSATION = frozenset({b"response_item", b"event_msg", b"compacted", b"lab_c
 # compat §2: exec_command's output ends its header with this line; the code before it.
 _EXIT_CODE = re.compile(r"^Process exited with code (-?\d+)$", re.M)
 _OUTPUT_MARKER = "\nOutput:\n"
-# compat §7: the last line of the output of a call the operator declined.
+# compat §7: the last line of the output of a call the operator declined, and just as well of
+# one interrupted while it ran: the rollout holds nothing else that tells the two apart.
 ABORTED_OUTPUT = "aborted by user"
+DECLINED_TEXT = "Declined: you did not allow this command, so Codex did not run it."
+ABORTED_TEXT = (
+    "Stopped before it finished: declined at its approval prompt, or interrupted while it ran "
+    "(Codex recorded “aborted by user”)."
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,6 +187,16 @@ class _Reader:
         if kind == "task_started":
             self.settle(RunState.WORKING, stamp)
         elif kind == "task_complete":
+            if "error" in p and p["error"] is not None:
+                # compat §2: a turn Codex gave up on (its retries spent) records no error event,
+                # only the error on its task_complete.
+                self.emit(
+                    MessageKind.LIFECYCLE,
+                    turn_error_text(p["error"]),
+                    timestamp=stamp,
+                    native_id=f"failed-{_str(p.get('turn_id'))}",
+                    is_error=True,
+                )
             self.settle(RunState.IDLE)
         elif kind == "turn_aborted":
             reason = _str(p.get("reason")) or "interrupted"
@@ -246,6 +262,11 @@ class _Reader:
         shown = printed if marker else output
         declined = output.rstrip().endswith(ABORTED_OUTPUT)
         is_error = declined or (code is not None and code.group(1) != "0")
+        intent = self.intents.get(call_id)
+        if declined:
+            # The output is only its wall time and "aborted by user"; lab's own answer, when it
+            # played one, says which stop it was.
+            shown = DECLINED_TEXT if intent == "deny" else ABORTED_TEXT
         self.running.pop(call_id, None)
         name = next((n for c, n in reversed(self.tool_names) if c == call_id), "")
         self.emit(
@@ -256,7 +277,6 @@ class _Reader:
             native_id=call_id,
             is_error=is_error,
         )
-        intent = self.intents.get(call_id)
         if intent is not None and (intent == "allow") == declined:
             # The backstop (docs/architecture.md, "Dialog answering"): lab played one answer and
             # the rollout recorded the other.
@@ -268,6 +288,27 @@ class _Reader:
                 native_id=f"backstop-{call_id}",
                 is_error=True,
             )
+
+
+def turn_error_text(error: object) -> str:
+    """The line for a turn that ended in an error: Codex's message, and what it classified the
+    failure as (the HTTP status it gave up on after its retries, or its own category)."""
+    if isinstance(error, str):
+        return f"The turn failed: {error}" if error.strip() else "The turn failed; Codex recorded no cause."
+    if not isinstance(error, dict):
+        return "The turn failed; Codex recorded no cause."
+    message = _str(error.get("message")).strip()
+    info = error.get("codex_error_info")
+    head = "The turn failed"
+    retried = info.get("response_too_many_failed_attempts") if isinstance(info, dict) else None
+    if isinstance(retried, dict):
+        status = retried.get("http_status_code")
+        head += " after Codex's retries" + (
+            f" (last HTTP status {status})" if isinstance(status, int) else ""
+        )
+    elif isinstance(info, str) and info:
+        head += f" ({info.replace('_', ' ')})"
+    return f"{head}: {message}" if message else f"{head}; Codex recorded no message."
 
 
 def is_synthetic(text: str) -> bool:

@@ -1,5 +1,6 @@
-"""The keys lock and the interrupt mark (providers/outbox.py): an answer's keys and an interrupt
-take turns per run, across workers (a file lock: a second open file is a second worker)."""
+"""The locks and the interrupt mark (providers/outbox.py): an answer's keys and an interrupt take
+turns per run, across workers (a file lock: a second open file is a second worker), and so do
+replies, a second one waiting its turn when its adapter lets it."""
 
 from __future__ import annotations
 
@@ -11,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from providers.errors import ReplyInFlight
-from providers.outbox import Outbox, keys_lock, last_interrupt_ns, mark_interrupt
+from providers.errors import ReplyInFlight, ReplyRefused
+from providers.outbox import Outbox, keys_lock, last_interrupt_ns, mark_interrupt, reply_lock
 from providers.schema import RunHandle
 from providers.testing import returns_within
 
@@ -83,3 +84,33 @@ def test_the_outbox_is_0600_whatever_the_umask(tmp_path: Path) -> None:
 def test_a_fifo_as_the_outbox_reads_as_empty(tmp_path: Path) -> None:
     os.mkfifo(tmp_path / ".outbox")
     assert returns_within(lambda: Outbox(str(tmp_path)).entries()) == []
+
+
+def test_a_reply_that_may_wait_takes_its_turn_after_the_send_in_progress(tmp_path):
+    run, order = handle(tmp_path), []
+    held = threading.Event()
+
+    def clear() -> None:
+        with reply_lock(run):
+            held.set()
+            time.sleep(0.3)
+            order.append("clear done")
+
+    t = threading.Thread(target=clear)
+    t.start()
+    held.wait(5)
+    with reply_lock(run, wait=5):
+        order.append("reply sent")
+    t.join()
+    assert order == ["clear done", "reply sent"]
+
+
+def test_a_reply_whose_turn_does_not_come_is_refused_without_offering_a_second_copy(tmp_path):
+    run = handle(tmp_path)
+    with (
+        reply_lock(run),
+        pytest.raises(ReplyRefused, match="was not sent") as refused,
+        reply_lock(run, wait=0.1),
+    ):
+        pass
+    assert not isinstance(refused.value, ReplyInFlight)

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect, sync_playwright
 
-from compat.codex.home import codex_binary, prepare_home
+from compat.codex.home import launcher_dir, prepare_home
 from compat.codex.scripted_model import Script, ScriptedModel, exec_command, text, when
 from tests.browser.conftest import (
     CHROMIUM,
@@ -42,7 +42,7 @@ def codex_lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, P
         sock = f"labbrowsercodex-{os.getpid()}-{uuid.uuid4().hex[:6]}"
         env = _server_env(root, port, f"http://127.0.0.1:{port}", sock, home, agent_env)
         env["LAB_PROVIDERS_ENABLED"] = "codex"
-        env["LAB_AGENT_BIN_DIR"] = str(codex_binary().parent)
+        env["LAB_AGENT_BIN_DIR"] = str(launcher_dir())
         with _daphne(root, port, env, sock):
             yield f"http://127.0.0.1:{port}", repo, model, root
 

@@ -18,6 +18,8 @@ NAMES = [
     "approval__approved",
     "approval__esc",
     "interrupt__esc_streaming",
+    "interrupt__esc_running_command",
+    "turn__failed_after_retries",
     "clear__old_file",
     "clear__new_file",
 ]
@@ -63,6 +65,34 @@ def test_approval_outcomes():
     assert payloads(denied, "response_item", "function_call_output")[0]["output"].endswith("aborted by user")
     assert events(denied, "turn_aborted")[0]["reason"] == "interrupted"
     assert not events(denied, "task_complete")
+
+
+def test_a_command_interrupted_while_it_runs_is_recorded_as_a_decline_is():
+    """Why the chat cannot say "declined" from the rollout alone: Esc on a running command (no
+    approval asked) writes the same entries, in the same order, as Esc on its approval prompt."""
+    shape = [
+        (e["type"], e["payload"].get("type"))
+        for e in lines("interrupt__esc_running_command")
+        if e["type"] in ("response_item", "event_msg")
+    ]
+    declined = [
+        (e["type"], e["payload"].get("type"))
+        for e in lines("approval__esc")
+        if e["type"] in ("response_item", "event_msg")
+    ]
+    assert shape == declined
+    [out] = payloads(lines("interrupt__esc_running_command"), "response_item", "function_call_output")
+    assert re.fullmatch(r"Wall time: [\d.]+ seconds\naborted by user", out["output"])
+
+
+def test_a_turn_codex_gave_up_on_has_its_error_only_on_task_complete():
+    ls = lines("turn__failed_after_retries")
+    assert not events(ls, "error") and not events(ls, "stream_error")
+    assert [c["error"]["codex_error_info"] for c in events(ls, "task_complete")] == [
+        {"response_too_many_failed_attempts": {"http_status_code": 429}},
+        "internal_server_error",
+    ]
+    assert message_texts(ls, "assistant") == []
 
 
 def test_interrupt_then_next_turn_in_the_same_rollout():

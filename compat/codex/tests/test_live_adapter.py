@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import time
 from pathlib import Path
 
 import pytest
 
 from compat.codex.adapter_harness import CodexAdapterRig, Reading
-from compat.codex.scripted_model import exec_command, slow_text, text, when
+from compat.codex.scripted_model import api_error, exec_command, slow_text, text, when
+from providers.codex.transcript import DECLINED_TEXT
 from providers.errors import PromptPending
 from providers.schema import Answer, Cursor, DialogKind, MessageKind, RunState
 from providers.tmux import Tmux
@@ -119,6 +121,35 @@ def test_clear_gives_a_new_identity_and_seq_restarts(rig):
     assert "TOKEN-C1 first" not in run.texts(MessageKind.USER_TEXT)
 
 
+def test_a_reply_right_after_new_conversation_waits_its_turn_and_lands_in_it(rig):
+    """The operator clicks New conversation and sends a message at once: nothing else is in
+    flight, so the message goes (after the clear, into the new conversation), not a refusal
+    offering a second copy."""
+    rig.model.script.add(when("TOKEN-Q1", text("Old one.")), when("TOKEN-Q2", text("New one.")))
+    run = rig.start()
+    run.provider.reply(run.handle, "TOKEN-Q1 first")
+    run.wait(lambda r: r.answered("Old one."), what="the first turn")
+    first = run.path
+    cleared: list[BaseException | None] = []
+
+    def clear() -> None:
+        try:
+            run.provider.reply(run.handle, "/clear")
+            cleared.append(None)
+        except BaseException as exc:  # reported by the assert below
+            cleared.append(exc)
+
+    clearing = threading.Thread(target=clear)
+    clearing.start()
+    time.sleep(0.1)  # the clear holds the run's reply turn now
+    run.provider.reply(run.handle, "TOKEN-Q2 right after")
+    clearing.join(30)
+    assert cleared == [None]
+    run.wait(lambda r: r.answered("New one."), what="the reply's turn")
+    assert run.path != first
+    assert run.texts(MessageKind.USER_TEXT) == ["TOKEN-Q2 right after"], "in the new conversation"
+
+
 def test_an_approval_is_answered_from_lab(rig):
     target = rig.tmp_path / "approved.txt"
     rig.model.script.add(
@@ -155,8 +186,37 @@ def test_an_approval_is_declined_from_lab_with_a_message(rig):
     result = next(
         m for m in run.messages if m.kind == MessageKind.TOOL_RESULT and m.native_id == dialog.tool_use_id
     )
-    assert result.is_error
+    assert result.is_error and result.text == DECLINED_TEXT, "shown as declined, not as a failure's wall time"
     assert not [m for m in run.messages if m.native_id.startswith("backstop-")]
+
+
+def test_a_turn_codex_gives_up_on_shows_its_error(tmp_path, settings):
+    """The model answers 429, then 500, until Codex stops retrying (capped at one retry, so it
+    gives up in about a second): each turn shows one error line with the cause, and the run is
+    idle again."""
+    rig = CodexAdapterRig(tmp_path, settings, max_retries=1)
+    try:
+        rig.model.script.add(
+            when("TOKEN-429", api_error(429, "scripted rate limit")),
+            when("TOKEN-500", api_error(500, "scripted server error")),
+        )
+        run = rig.start()
+        run.provider.reply(run.handle, "TOKEN-429 go")
+        run.wait(lambda r: _errors(r) and r.state == RunState.IDLE, what="the 429 turn's end")
+        run.provider.reply(run.handle, "TOKEN-500 go")
+        run.wait(lambda r: len(_errors(r)) == 2 and r.state == RunState.IDLE, what="the 500 turn's end")
+        assert _errors(run) == [
+            "The turn failed after Codex's retries (last HTTP status 429): exceeded retry limit, "
+            "last status: 429 Too Many Requests",
+            "The turn failed (internal server error): We’re currently experiencing high demand, "
+            "which may cause temporary errors.",
+        ]
+    finally:
+        rig.close()
+
+
+def _errors(run: Reading) -> list[str]:
+    return [m.text for m in run.messages if m.kind == MessageKind.LIFECYCLE and m.is_error]
 
 
 def test_no_codex_process_is_left_after_the_run_ends(rig):

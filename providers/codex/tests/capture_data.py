@@ -1,11 +1,13 @@
 """Capture the adapter's own rollout fixtures (providers/codex/tests/data/) from live runs
-through the production adapter, paths replaced by placeholders. Not collected by the suite; run
+through the production adapter, paths replaced by placeholders, with the answers lab played
+(`<name>.intents.json`) where it played any. Not collected by the suite; run
 it explicitly, then regen_expected, review the diff and commit:
 
     .venv/bin/python -m pytest -q providers/codex/tests/capture_data.py
     .venv/bin/python -m providers.codex.tests.regen_expected
 """
 
+import json
 import time
 from pathlib import Path
 
@@ -29,6 +31,10 @@ def save(rig, run, name):
     ):
         data = data.replace(str(real), placeholder)
     (OUT / f"{name}.jsonl").write_text(data)
+    # The answers lab played, as the provider read the rollout with them (regen_expected too).
+    intents = {k: v for k, v in run.provider.intents().items() if k in data}
+    if intents:
+        (OUT / f"{name}.intents.json").write_text(json.dumps(intents, indent=2) + "\n")
 
 
 def pending(run):

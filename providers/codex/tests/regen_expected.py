@@ -36,8 +36,15 @@ def expected_path(fixture: Path) -> Path:
     return fixture.with_name(name)
 
 
+def intents_of(fixture: Path) -> dict[str, str]:
+    """The answers lab played in the captured run (call_id → allow | deny), as the provider
+    passes them to the reader; {} when lab answered nothing."""
+    path = fixture.with_name(fixture.name.removesuffix(".jsonl") + ".intents.json")
+    return orjson.loads(path.read_bytes()) if path.exists() else {}
+
+
 def observed(fixture: Path) -> dict[str, Any]:
-    read = read_transcript(str(fixture), Cursor())
+    read = read_transcript(str(fixture), Cursor(), intents_of(fixture))
     return {
         "messages": [
             {

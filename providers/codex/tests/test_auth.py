@@ -15,13 +15,13 @@ from providers.schema import AuthFlowKind
 
 @pytest.fixture
 def provider(tmp_path, settings):
-    from compat.codex.home import codex_binary
+    from compat.codex.home import launcher_dir
 
     home = tmp_path / "home"
     (home / ".codex").mkdir(parents=True)
     settings.LAB_AGENT_HOME = str(home)
     settings.LAB_AGENT_ENV = {}
-    settings.LAB_AGENT_BIN_DIR = str(codex_binary().parent)
+    settings.LAB_AGENT_BIN_DIR = str(launcher_dir())
     return CodexProvider()
 
 
