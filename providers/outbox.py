@@ -35,6 +35,27 @@ def normalize(text: str) -> str:
     return " ".join(text.split())
 
 
+# How long a reply waits for the send ahead of it (New conversation's, another tab's) before it
+# is refused with nothing sent: a clear's verification takes seconds, a slow paste more.
+REPLY_TURN_WAIT_S = 45.0
+
+
+def reply_turn_taken(run: RunHandle) -> bool:
+    """Whether a send holds the run's reply turn now (tests wait on this, not on a sleep)."""
+    path = os.path.join(run.spool_dir, ".reply.lock")
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_NOFOLLOW)
+    except FileNotFoundError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)  # releases a lock it took
+    return False
+
+
 @contextlib.contextmanager
 def reply_lock(run: RunHandle, *, wait: float = 0.0) -> Iterator[None]:
     """One reply at a time per run, across every lab worker on the host (a file lock in the

@@ -22,7 +22,7 @@ from providers.errors import (
     SessionGone,
     StillStarting,
 )
-from providers.outbox import Outbox, keys_lock, mark_interrupt, normalize, reply_lock
+from providers.outbox import REPLY_TURN_WAIT_S, Outbox, keys_lock, mark_interrupt, normalize, reply_lock
 from providers.sanitize import sanitize_text
 from providers.schema import DialogKind, RunHandle
 from providers.tmux import Tmux
@@ -80,7 +80,9 @@ class Replying(Signals):
         if not tmux.has_session(run.tmux_session):
             raise SessionGone("The agent's terminal session is gone.")
         want = normalize(text)
-        with reply_lock(run):
+        # A send ahead (New conversation's /clear, another tab's message) is waited for: this
+        # one then goes, into the new conversation. The outbox still refuses a second copy.
+        with reply_lock(run, wait=REPLY_TURN_WAIT_S):
             outbox = Outbox(run.spool_dir)
             pending = outbox.find(want)
             if pending is not None and not again:

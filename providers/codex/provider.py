@@ -48,7 +48,15 @@ from providers.errors import (
     StillStarting,
 )
 from providers.hookspool import spool_events, spool_signature
-from providers.outbox import Outbox, keys_lock, last_interrupt_ns, mark_interrupt, normalize, reply_lock
+from providers.outbox import (
+    REPLY_TURN_WAIT_S,
+    Outbox,
+    keys_lock,
+    last_interrupt_ns,
+    mark_interrupt,
+    normalize,
+    reply_lock,
+)
 from providers.safefile import read_head, read_tail
 from providers.sanitize import sanitize_text
 from providers.schema import (
@@ -94,7 +102,6 @@ VERIFY_TIMEOUT_S = 15.0
 CLEAR_TIMEOUT_S = 10.0
 # A reply sent while another send (a /clear, a reply awaiting its receipt) holds the run waits
 # its turn this long: about one send's own worst case (ready, settle, both delivery waits).
-REPLY_TURN_WAIT_S = 45.0
 MAX_CACHE = 256
 # §4 (mode prefixes): a leading "!" runs the rest as a shell command in the user's shell.
 SHELL_PREFIX = "!"

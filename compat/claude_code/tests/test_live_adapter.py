@@ -7,10 +7,13 @@ COMPAT §1-§6 name these tests.
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 
 from compat.claude_code.scripted_model import slow_text, text, when
 from providers.errors import SessionGone
+from providers.outbox import reply_turn_taken
 from providers.schema import MessageKind, RunState
 from providers.tmux import Tmux
 
@@ -69,6 +72,34 @@ def test_clear_gives_a_new_transcript_identity_seq_restarts_and_idle(scripted_mo
     live_run.provider.reply(live_run.handle, "second conversation")
     live_run.wait(lambda r: _idle_after(r, "After the clear."), what="a turn in the new conversation")
     assert "first conversation" not in live_run.texts(MessageKind.USER_TEXT)
+
+
+def test_a_reply_right_after_new_conversation_waits_its_turn_and_lands_in_it(scripted_model, live_run):
+    """New conversation, then a message at once: the /clear still holds the run's reply turn
+    (it waits for the new transcript), so the message waits behind it and goes into the new
+    conversation, never a 409 offering "a second copy" of a message nothing else was sending."""
+    scripted_model.script.add(when("OLD", text("Old one.")), when("NEW", text("New one.")))
+    live_run.provider.reply(live_run.handle, "OLD first")
+    live_run.wait(lambda r: _idle_after(r, "Old one."), what="the first turn")
+    first_path = live_run.path
+    cleared: list[BaseException | None] = []
+
+    def clear() -> None:
+        try:
+            live_run.provider.reply(live_run.handle, "/clear")
+            cleared.append(None)
+        except BaseException as exc:  # reported by the assert below
+            cleared.append(exc)
+
+    clearing = threading.Thread(target=clear)
+    clearing.start()
+    live_run.wait(lambda r: reply_turn_taken(r.handle), timeout=10, what="the clear taking the reply turn")
+    live_run.provider.reply(live_run.handle, "NEW right after")
+    clearing.join(60)
+    assert cleared == [None]
+    live_run.wait(lambda r: _idle_after(r, "New one."), what="the reply's turn")
+    assert live_run.path != first_path
+    assert live_run.texts(MessageKind.USER_TEXT) == ["/clear", "NEW right after"], "in the new conversation"
 
 
 def test_interrupt_of_a_slow_stream_goes_idle_with_a_lifecycle_line(scripted_model, live_run):

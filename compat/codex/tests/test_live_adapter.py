@@ -19,6 +19,7 @@ from compat.codex.adapter_harness import CodexAdapterRig, Reading
 from compat.codex.scripted_model import api_error, exec_command, slow_text, text, when
 from providers.codex.transcript import DECLINED_TEXT
 from providers.errors import PromptPending
+from providers.outbox import reply_turn_taken
 from providers.schema import Answer, Cursor, DialogKind, MessageKind, RunState
 from providers.tmux import Tmux
 
@@ -141,7 +142,7 @@ def test_a_reply_right_after_new_conversation_waits_its_turn_and_lands_in_it(rig
 
     clearing = threading.Thread(target=clear)
     clearing.start()
-    time.sleep(0.1)  # the clear holds the run's reply turn now
+    run.wait(lambda r: reply_turn_taken(r.handle), timeout=10, what="the clear taking the reply turn")
     run.provider.reply(run.handle, "TOKEN-Q2 right after")
     clearing.join(30)
     assert cleared == [None]
