@@ -269,3 +269,11 @@ def test_only_bare_key_approval_recipes_are_retry_safe():
     safe = {o.key: recipe_for(d, [Answer(choices=(i,), text="x" if o.takes_text else "")]).retry_safe
             for i, o in enumerate(d.options)}  # fmt: skip
     assert safe == {"allow@0": True, "allow-rule@1": True, "deny-feedback@3": False, "deny": True}
+
+
+def test_deny_with_feedback_pastes_the_sanitized_text_not_what_was_typed():
+    # A bracketed-paste terminator in the feedback would end the paste and type the rest as keys.
+    d = approval("Bash", {"command": "touch x"}, DIRS)
+    typed = "  no\x1b[201~\x07 use printf\x9b  "
+    (pasted,) = [k for k in keys_for(d, "Deny, and", typed) if k.startswith("paste:")]
+    assert pasted == "paste:no[201~ use printf"
