@@ -263,7 +263,19 @@ def test_two_permission_prompts_at_once_are_left_to_the_terminal_then_the_other_
         provider.interrupt(run.handle)
     ids = {e["tool_input"]["file_path"]: e["tool_use_id"] for e in spool_events(run.handle.spool_dir)
            if e.get("hook_event_name") == "PreToolUse" and e.get("tool_name") == "Read"}  # fmt: skip
-    Tmux(run.handle.tmux_socket).send_keys(run.handle.tmux_session, "Enter")  # "1. Yes", in the terminal
+    # The operator answers the drawn one there ("1. Yes") once they see it: a key sent while a
+    # picker first paints is dropped (compat §7), so like a person the test presses Enter again
+    # while the first of the two is still on its screen.
+    tmux, deadline = Tmux(run.handle.tmux_socket), time.monotonic() + 30
+    while "1 of 2" not in run.pane():
+        assert time.monotonic() < deadline, "the first prompt was never drawn"
+        time.sleep(0.1)
+    while "1 of 2" in run.pane():
+        assert time.monotonic() < deadline, "Enter never answered the first prompt"
+        tmux.send_keys(run.handle.tmux_session, "Enter")
+        redrawn = time.monotonic() + 2
+        while time.monotonic() < redrawn and "1 of 2" in run.pane():
+            time.sleep(0.1)
     dialog = None
     deadline = time.monotonic() + 30
     while dialog is None and time.monotonic() < deadline:
