@@ -90,7 +90,13 @@ class Answering(Signals):
         Esc lab sent since it appeared (an interrupt whose check came before the prompt) has
         declined it, though the CLI may not have written so yet; a tool_result, a clearing hook
         or a new prompt has closed it. Keys sent then would land in the composer as a prompt."""
-        pending = self.spool_view(run).find(dialog.tool_use_id) if run.spool_dir else None
+        view = self.spool_view(run) if run.spool_dir else None
+        if view is not None and view.prompts_at_once:
+            raise StaleDialog(
+                "Claude Code now asks more than one permission at once and lab cannot tell which "
+                "one its terminal shows: answer them there. Nothing was sent."
+            )
+        pending = view.find(dialog.tool_use_id) if view is not None else None
         if pending is None or pending.dialog.all_questions != dialog.all_questions:
             raise StaleDialog("This dialog is no longer waiting for an answer. Nothing was sent.")
         appeared = min(

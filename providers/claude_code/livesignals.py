@@ -73,10 +73,17 @@ class SpoolView:
     # Tools still open here that only the transcript can close (a declined picker, a rejected
     # tool: a tool_result and no hook): what the caller checks it for, as `resolved`.
     open_ids: frozenset[str] = frozenset()
+    # More than one prompt shown at once (compat §8: tools run in parallel each ask): the CLI
+    # draws one of them ("1 of 2"), and which one the hooks do not say.
+    prompts_at_once: bool = False
 
     @property
     def dialog(self) -> Dialog | None:
-        return self.pending[-1].dialog if self.pending else None
+        # Offered only when it is surely the one on screen: keys for one prompt would answer
+        # whichever the CLI draws. With several, the operator answers them in the terminal.
+        if self.prompts_at_once or not self.pending:
+            return None
+        return self.pending[-1].dialog
 
     def find(self, tool_use_id: str) -> PendingDialog | None:
         return next((p for p in self.pending if p.dialog.tool_use_id == tool_use_id), None)
@@ -218,9 +225,10 @@ def fold(
     if f.permission is not None:
         keep.add(f.permission[2])
         keep.add(f.last_pre.get(f.permission[0], ("", ""))[1])
+    at_once = sum(p.shown for p in f.pending.values()) > 1
     return SpoolView(
         pending=tuple(f.pending.values()),
-        blocked=f.blocked is not None,
+        blocked=f.blocked is not None or at_once,
         blocked_tool=f.blocked[0] if f.blocked else "",
         posted=frozenset(f.posted),
         keep=frozenset(k for k in keep if k),
@@ -229,6 +237,7 @@ def fold(
         permission_tool_use_id=f.permission[1] if f.permission else "",
         unsettled_tool_ns=max(f.unsettled.values(), default=0),
         open_ids=f.open_ids(),
+        prompts_at_once=at_once,
     )
 
 

@@ -271,3 +271,44 @@ def test_an_interrupt_while_a_dialog_is_pending_is_409_and_sends_nothing(authed_
     assert authed_client.post(f"/runs/{run.pk}/answer/", data).status_code == 200
     assert authed_client.post(f"/runs/{run.pk}/interrupt/").status_code == 204
     assert [s[0] for s in fake_provider.sent] == ["answer", "interrupt"]
+
+
+def test_an_answer_whose_keys_may_have_left_is_never_sent_again(
+    authed_client, asking, fake_provider, monkeypatch
+):
+    """The provider raised after its keys went (typed, then nothing recorded): the claim stays, so
+    a second click, even with the dialog still showing, sends no second key sequence."""
+    from providers.errors import ReplyNotDelivered
+
+    def sent_then_unrecorded(self, run, dialog, answers):
+        self.sent.append(("answer", (dialog.tool_use_id, tuple(answers))))
+        raise ReplyNotDelivered("The answer was sent but the agent has not recorded it.")
+
+    monkeypatch.setattr(type(fake_provider), "answer_dialog", sent_then_unrecorded)
+    data = {"tool_use_id": "toolu_1", "count": "1", "answers-0": "1"}
+    r = authed_client.post(f"/runs/{asking.pk}/answer/", data)
+    assert r.status_code == 502 and "has not recorded it" in r.content.decode()
+    assert services.pending_dialog(asking) is not None  # the agent still shows it
+    r = authed_client.post(f"/runs/{asking.pk}/answer/", data)
+    assert r.status_code == 409 and "already been answered" in r.content.decode()
+    assert len(answers_sent(fake_provider)) == 1
+
+
+def test_the_dialog_is_read_after_the_claim_so_a_replaced_one_gets_no_stale_answer(
+    asking, fake_provider, monkeypatch
+):
+    """The agent replaced the dialog while this answer waited for its claim (another worker's
+    row, a slow database): the answer was for the old one, so nothing is sent."""
+    real_claim = services._claim_answer
+
+    def slow_claim(run, tool_use_id):
+        fake_raise_dialog(
+            run.transcript_path, {**DIALOG, "tool_use_id": "toolu_next", "prompt": "Which size?"}
+        )
+        return real_claim(run, tool_use_id)
+
+    monkeypatch.setattr(services, "_claim_answer", slow_claim)
+    with pytest.raises(StaleDialog, match="no longer waiting"):
+        services.dialog_answer(run=asking, tool_use_id="toolu_1", answers=[Answer(choices=(0,))])
+    assert answers_sent(fake_provider) == []
+    assert not DialogAnswer.objects.filter(run=asking).exists()  # refused unsent: claim released

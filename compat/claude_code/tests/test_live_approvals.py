@@ -19,7 +19,7 @@ import pytest
 
 from compat.adapter import AdapterRun
 from compat.claude_code.adapter import backstop_warnings, recorded, spawn_adapter_run
-from compat.claude_code.scripted_model import text, tool_use, when
+from compat.claude_code.scripted_model import Turn, text, tool_use, when
 from providers.claude_code.dialogs import stored_rule
 from providers.errors import PromptPending, StaleDialog
 from providers.hookspool import spool_events
@@ -277,3 +277,56 @@ def test_an_answer_to_a_prompt_an_interrupt_dismissed_is_refused_and_types_nothi
         "RACE-2 go",
         "AFTER-RACE go",
     ]
+
+
+def test_two_permission_prompts_at_once_are_left_to_the_terminal_then_the_other_is_offered(
+    scripted_model, manual_run, claude_home, tmp_path
+):
+    """Two Reads outside the worktree in one response run in parallel and both ask: the CLI
+    draws one ("1 of 2") and the hooks do not say which, so lab offers neither (keys for one
+    would answer the other) and leaves them to the terminal; once one is answered there, the
+    other alone is offered, and lab's answer lands on it. COMPAT-dialogs.md §8."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    files = {name: outside / f"{name}.txt" for name in ("a", "b")}
+    for name, path in files.items():
+        path.write_text(f"contents of {name}\n")
+    reads = [{"type": "tool_use", "name": "Read", "input": {"file_path": str(p)}} for p in files.values()]
+    both = Turn(blocks=[{"type": "text", "text": "Reading both."}, *reads], label="two reads")
+    scripted_model.script.add(when("TWO-READS", both, text("reads done")))
+    run, provider = manual_run, manual_run.provider
+    provider.reply(run.handle, "TWO-READS go")
+    run.wait(lambda r: len(permission_requests(r)) == 2, timeout=60, what="both permission prompts")
+    assert provider.pending_dialog(run.handle) is None
+    assert provider.blocked_state(run.handle) == RunState.NEEDS_INPUT
+    with pytest.raises(PromptPending, match="in its terminal"):
+        provider.interrupt(run.handle)
+    ids = {e["tool_input"]["file_path"]: e["tool_use_id"] for e in spool_events(run.handle.spool_dir)
+           if e.get("hook_event_name") == "PreToolUse" and e.get("tool_name") == "Read"}  # fmt: skip
+    # The operator answers the drawn one there ("1. Yes") once they see it: a key sent while a
+    # picker first paints is dropped (compat §7), so like a person the test presses Enter again
+    # while the first of the two is still on its screen.
+    tmux, deadline = Tmux(run.handle.tmux_socket), time.monotonic() + 30
+    while "1 of 2" not in run.pane():
+        assert time.monotonic() < deadline, "the first prompt was never drawn"
+        time.sleep(0.1)
+    while "1 of 2" in run.pane():
+        assert time.monotonic() < deadline, "Enter never answered the first prompt"
+        tmux.send_keys(run.handle.tmux_session, "Enter")
+        redrawn = time.monotonic() + 2
+        while time.monotonic() < redrawn and "1 of 2" in run.pane():
+            time.sleep(0.1)
+    dialog = None
+    deadline = time.monotonic() + 30
+    while dialog is None and time.monotonic() < deadline:
+        dialog = provider.pending_dialog(run.handle)
+        time.sleep(0.05)
+    assert dialog is not None, run.pane()
+    (other,) = [path for path, tool_use_id in ids.items() if tool_use_id == dialog.tool_use_id]
+    (first,) = [tool_use_id for tool_use_id in ids.values() if tool_use_id != dialog.tool_use_id]
+    assert "contents of" in result_text(recorded(run, first))  # the one answered in the terminal
+    provider.answer_dialog(run.handle, dialog, [Answer(choices=(option(dialog, "Allow once"),))])
+    entry = recorded(run, dialog.tool_use_id)
+    assert f"contents of {Path(other).stem}" in result_text(entry)
+    settle(run, "reads done")
+    assert backstop_warnings(run, dialog.tool_use_id) == []

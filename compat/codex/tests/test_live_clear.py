@@ -46,7 +46,7 @@ def test_clear_starts_a_new_rollout_with_source_clear(codex_tui, codex_home, cod
 
 def test_new_asks_where_to_run_in_a_git_worktree(codex_tui, codex_model):
     tui = codex_tui()
-    first_turn(tui, codex_model, "NEW-1")
+    old = first_turn(tui, codex_model, "NEW-1")
     tui.send_literal("/new")
     tui.wait_pane(r"/new\s+start a new chat during a conversation", settle=0.3)
     tui.send_keys("Enter")
@@ -57,6 +57,12 @@ def test_new_asks_where_to_run_in_a_git_worktree(codex_tui, codex_model):
     )
     tui.send_keys("Escape")
     tui.wait_pane(r"\? for shortcuts", settle=0.3)
+    # Escape closed the question and started nothing: a new thread writes no rollout before its
+    # first prompt, so only the next prompt tells. It goes on in the old thread.
+    codex_model.script.add(when("STAYED", text("reply STAYED")))
+    tui.prompt("after STAYED")
+    lines = tui.wait_for(old, lambda ls: "reply STAYED" in message_texts(ls, "assistant") and ls, timeout=30)
+    assert "hello NEW-1" in message_texts(lines, "user")
     assert len(tui.rollouts()) == 1
 
 

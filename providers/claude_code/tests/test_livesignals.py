@@ -393,3 +393,51 @@ def test_a_tool_that_began_is_unsettled_until_it_asks_or_finishes(spool):
     assert spool.view().unsettled_tool_ns > 0
     spool.write(post("Bash", "toolu_bash", {"stdout": ""}))
     assert spool.view().unsettled_tool_ns == 0
+
+
+def read_pre(tool_use_id: str, path: str) -> dict[str, object]:
+    return pre("Read", tool_use_id, {"file_path": path})
+
+
+def read_permission(path: str) -> dict[str, object]:
+    return {**common("PermissionRequest"), "tool_name": "Read", "tool_input": {"file_path": path}}
+
+
+def test_two_prompts_at_once_offer_neither_until_one_is_answered_in_the_terminal(spool):
+    # Two Reads outside the worktree in one response, as 2.1.332 hooked them (live: Pres in call
+    # order, PermissionRequests in the other): the CLI draws one ("1 of 2"), and which one the
+    # hooks do not say (it drew a.txt here; for two WebFetches, the first PermissionRequest's).
+    spool.write(
+        prompt("TWO"),
+        read_pre("toolu_a", "/out/a.txt"),
+        read_pre("toolu_b", "/out/b.txt"),
+        read_permission("/out/b.txt"),
+        read_permission("/out/a.txt"),
+        notification(),
+        notification(),
+    )
+    view = spool.view()
+    assert view.dialog is None and view.blocked  # needs input, in the terminal
+    assert {p.dialog.tool_use_id for p in view.pending} == {"toolu_a", "toolu_b"}
+    spool.write(post("Read", "toolu_a", {"type": "text"}))  # allowed there, and it ran
+    view = spool.view()
+    assert view.dialog is not None and view.dialog.tool_use_id == "toolu_b" and not view.blocked
+
+
+def test_an_answer_offered_before_a_second_prompt_opened_sends_nothing(provider, spool, monkeypatch):
+    from providers.claude_code import answering
+    from providers.claude_code.tests.test_replies import _Terminal
+    from providers.errors import StaleDialog
+    from providers.schema import Answer
+
+    monkeypatch.setattr(answering, "Tmux", _Terminal)
+    monkeypatch.setattr(_Terminal, "sent", [])
+    spool.write(session_start(), prompt("TWO"), read_pre("toolu_a", "/out/a.txt"))
+    spool.write(read_permission("/out/a.txt"))
+    run = handle_for(spool)
+    offered = provider.pending_dialog(run)
+    assert offered is not None and offered.tool_use_id == "toolu_a"
+    spool.write(read_pre("toolu_b", "/out/b.txt"), read_permission("/out/b.txt"))  # then the operator clicks
+    with pytest.raises(StaleDialog, match="more than one permission at once"):
+        provider.answer_dialog(run, offered, [Answer(choices=(0,))])  # Allow once: Enter
+    assert _Terminal.sent == [] and provider.intents() == {}

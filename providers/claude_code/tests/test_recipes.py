@@ -301,3 +301,11 @@ def test_a_rule_bound_for_an_unknown_place_is_not_offered():
         "Deny, and tell Claude what to do differently",
         "Deny",
     ]
+
+
+def test_deny_with_feedback_pastes_the_sanitized_text_not_what_was_typed():
+    # A bracketed-paste terminator in the feedback would end the paste and type the rest as keys.
+    d = approval("Bash", {"command": "touch x"}, DIRS)
+    typed = "  no\x1b[201~\x07 use printf\x9b  "
+    (pasted,) = [k for k in keys_for(d, "Deny, and", typed) if k.startswith("paste:")]
+    assert pasted == "paste:no[201~ use printf"

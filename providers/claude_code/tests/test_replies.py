@@ -116,3 +116,74 @@ def test_one_reply_at_a_time_per_run_across_workers(tmp_path):
         pass
     with reply_lock(handle):  # released
         pass
+
+
+class _Terminal:
+    """tmux as the reply sees it: the session is there, its input is live; keys are recorded."""
+
+    sent: list[str] = []
+
+    def __init__(self, socket: str) -> None:
+        pass
+
+    def has_session(self, session: str) -> bool:
+        return True
+
+    def pane_format(self, session: str, fmt: str) -> str:
+        return "1 1"  # mouse tracking on: the fullscreen composer is live (compat §6)
+
+    def paste(self, session: str, text: str) -> None:
+        self.sent.append(f"paste:{text}")
+
+    def send_keys(self, session: str, *keys: str) -> None:
+        self.sent.extend(keys)
+
+
+def test_a_permission_prompt_drawn_during_the_tool_settle_wait_refuses_the_reply(
+    settings, tmp_path, monkeypatch
+):
+    """compat §6 (prompts take keys): a Bash tool began just before the reply, so the reply waits
+    for it to settle; its permission prompt opens during that wait. The paste would land in the
+    prompt: the reply is refused before any key, not caught only before the Enter."""
+    import json
+    import time
+    import types
+
+    from providers.claude_code import replying
+    from providers.claude_code.tests.test_livesignals import BASH, permission, prompt, session_start
+    from providers.errors import PromptPending
+    from providers.schema import RunHandle
+
+    spool = tmp_path / "spool"
+    spool.mkdir()
+
+    def hook(event: dict[str, object]) -> None:
+        (spool / f"{time.time_ns():020d}-4242.json").write_text(json.dumps(event))
+
+    for event in (session_start(), prompt("BASH1"), BASH):  # the tool began now: unsettled
+        hook(event)
+    drawn = []
+
+    def sleep(seconds: float) -> None:
+        if not drawn:  # the first poll of the settle wait: the CLI draws the prompt now
+            hook(permission("Bash"))
+            drawn.append(True)
+        time.sleep(seconds)
+
+    clock = types.SimpleNamespace(sleep=sleep, time=time.time, time_ns=time.time_ns, monotonic=time.monotonic)
+    monkeypatch.setattr(replying, "time", clock)
+    monkeypatch.setattr(replying, "Tmux", _Terminal)
+    monkeypatch.setattr(_Terminal, "sent", [])
+    transcript = tmp_path / "t.jsonl"
+    transcript.touch()
+    run = RunHandle(
+        run_id=1,
+        worktree=str(tmp_path),
+        tmux_socket="s",
+        tmux_session="x",
+        transcript_path=str(transcript),
+        spool_dir=str(spool),
+    )
+    with pytest.raises(PromptPending, match=r"asking permission: answer it above\. Nothing was sent"):
+        ClaudeCodeProvider().reply(run, "a reply for later")
+    assert drawn and _Terminal.sent == []

@@ -473,6 +473,23 @@ def test_multi_select_with_a_missing_label_warns(log: Log) -> None:
     assert log.read({"toolu_m": intent}).messages[-1].is_error
 
 
+def test_multi_select_with_a_label_lab_did_not_choose_warns(log: Log) -> None:
+    # Every chosen label was recorded, plus one the operator did not tick: not the answer sent.
+    toppings = E.question("Which toppings do you want?", ["Cheese", "Ham", "Olives"], multi=True)
+    intent = Intent(
+        "toolu_m",
+        DialogKind.QUESTION,
+        answers=(("Which toppings do you want?", frozenset({"Cheese", "Olives"})),),
+    )
+    log.add(
+        E.ask("toolu_m", toppings),
+        E.answered("toolu_m", [toppings], {"Which toppings do you want?": "Cheese, Ham, Olives"}),
+    )
+    warning = log.read({"toolu_m": intent}).messages[-1]
+    assert warning.kind == K.LIFECYCLE and warning.is_error
+    assert "recorded “Cheese, Ham, Olives”" in warning.text
+
+
 def test_intent_for_single_and_free_text() -> None:
     from providers.schema import Dialog, Option
 
