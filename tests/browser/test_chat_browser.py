@@ -103,10 +103,11 @@ def test_it_creates_a_run_from_the_form_and_lands_on_its_page(page: Any, chat_ru
     expect(page.locator(".run-head")).to_contain_text("lab/browser-chat")
     expect(page.locator(".run-head")).to_contain_text("Claude Code")
     expect(page.locator(".run-head code.copyable")).to_contain_text(f"attach -t ={chat_run.tmux_session}")
-    # The form's defaults: attribution on, the repository's MCP servers rejected.
+    # The form's defaults: attribution on, the repository's MCP servers rejected; the test
+    # bed's agent home trusts its repository (as the operator's own use of the CLI would).
     expect(page.locator(".run-head .guard")).to_have_text(
         "Commit guard on: seeded files stay out of the agent's commits · "
-        "the repository's MCP servers: rejected"
+        "the repository's agent settings: loaded (you trust it) · its MCP servers: rejected"
     )
     expect_state(page, "idle")
     expect(page.locator("#composer textarea")).to_be_enabled()
