@@ -57,6 +57,8 @@ def command_refusal(*, provider_id: str, worktree: str, text: str) -> str:
     row = next((r for r in rows if r.name == name), None)
     # An unlisted alias runs the same command (/quit is /exit), so it is refused the same way.
     row = row or next((r for r in rows if name in r.aliases), None)
+    if row is None and name:
+        return _completion_refusal(provider_id, name, rows)
     if row is None or row.chat_safe:
         return ""
     typed = f"/{name}" if row.name == name else f"/{name} is /{row.name} by another name, and"
@@ -64,6 +66,24 @@ def command_refusal(*, provider_id: str, worktree: str, text: str) -> str:
         f"{typed} is not available from the chat: it {row.reason}."
         if row.reason
         else (f"{typed} is not available from the chat.")
+    )
+
+
+def _completion_refusal(provider_id: str, name: str, rows: list[CommandSpec]) -> str:
+    """A name no command has may still run one: the CLIs may complete a command from its first
+    letters when Enter follows (seen live: /qu and /ex pasted with Enter ended Claude Code, /qu
+    ended Codex and /e opened its /experimental; with Enter pressed once Codex's menu was drawn,
+    /qu was "Unrecognized"). Which command, and whether, is the CLI's affair and its timing, so
+    a beginning that could complete to a command lab refuses is refused."""
+    begun = [r for r in rows if any(n.startswith(name) for n in (r.name, *r.aliases))]
+    refused = next((r for r in begun if not r.chat_safe), None)
+    if refused is None:
+        return ""
+    cli = get_provider(provider_id).display_name()
+    why = f": it {refused.reason}" if refused.reason else ""
+    return (
+        f"/{name} is not sent from the chat: {cli} may complete it to a command it begins, such as "
+        f"/{refused.name}, which is not available from the chat{why}."
     )
 
 

@@ -80,6 +80,10 @@ BUILTINS: tuple[tuple[str, str, str], ...] = (
 )
 
 
+# §8: names 0.171.0 runs a builtin by that its menu does not list (seen live: /quit exits).
+ALIASES = {"exit": ("quit",)}
+
+
 def command_catalog(worktree: Path) -> list[CommandSpec]:
     """The builtins. Codex 0.171.0 offers no project command files in its `/` menu (skills are
     listed to the model, not as commands: §8), so the worktree adds nothing."""
@@ -92,6 +96,7 @@ def command_catalog(worktree: Path) -> list[CommandSpec]:
             chat_safe=not reason,
             reason=reason,
             role=CommandRole.CLEAR if name == CLEAR else None,
+            aliases=ALIASES.get(name, ()),
         )
         for name, description, reason in BUILTINS
     ]

@@ -72,6 +72,20 @@ def test_it_refuses_a_refused_command_under_its_alias_naming_the_command(authed_
     assert replies_sent(fake_provider) == []
 
 
+def test_the_beginning_of_a_refused_command_is_refused_too(authed_client, run, fake_provider):
+    # The CLIs complete a command from its first letters on Enter (/qu ran /quit live).
+    for typed in ("/se", "/pre"):
+        r = authed_client.post(f"/runs/{run.pk}/reply/", {"text": typed})
+        assert r.status_code == 409
+        assert (
+            f"{typed} is not sent from the chat: Fake Agent may complete it to a command it begins, "
+            "such as /settings, which is not available from the chat: it opens a UI." in r.content.decode()
+        )
+    # A beginning only of commands the chat may send goes.
+    assert authed_client.post(f"/runs/{run.pk}/reply/", {"text": "/ech"}).status_code == 200
+    assert [t for _, t in replies_sent(fake_provider)] == ["/ech"]
+
+
 def test_chat_safe_and_unknown_commands_and_paths_are_sent(authed_client, run, fake_provider):
     for text in ("/echo hi", "/nosuch", "/tmp/x is a path"):
         assert authed_client.post(f"/runs/{run.pk}/reply/", {"text": text}).status_code == 200

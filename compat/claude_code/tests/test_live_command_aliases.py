@@ -50,8 +50,14 @@ def test_quit_as_a_reply_is_refused_and_the_run_stays_alive(live_settings, claud
         "/quit is /exit by another name, and is not available from the chat: "
         "it quits the CLI and so ends the run."
     )
-    time.sleep(2)
-    assert services.run_alive(run)
+    # compat §10: the beginning of a name, pasted with Enter behind it, ran /quit and /exit.
+    for typed in ("/qu", "/ex"):
+        with pytest.raises(ReplyRefused) as refused:
+            services.run_reply(run=run, text=typed)
+        assert str(refused.value).startswith(
+            f"{typed} is not sent from the chat: Claude Code may complete it to a command it begins"
+        )
+    assert services.run_alive(run)  # nothing was sent
     # The control: the same line typed into the pane ends the CLI, so lab's refusal is what
     # kept the run alive.
     tmux.send_keys(run.tmux_session, "/quit")
