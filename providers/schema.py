@@ -68,6 +68,9 @@ class Option:
     description: str = ""
     takes_text: bool = False
     key: str = ""
+    # The safest way to go ahead: the page shows it first and as the primary button (Enter's
+    # default), never the option that gives the agent the most room.
+    preferred: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,6 +18,16 @@
     const text = radio.form.querySelector('input[data-clears="' + radio.name + '"]');
     if (text) text.value = "";
   });
+  // Enter in a feedback field sends that feedback's own button, not the form's first one (an
+  // approval): a browser's implicit submit takes the first submit button in the form.
+  document.addEventListener("keydown", function (evt) {
+    const field = evt.target;
+    if (evt.key !== "Enter" || !(field instanceof HTMLInputElement) || field.name !== "answers-0-text") return;
+    const btn = field.form ? field.form.querySelector("button.needs-feedback") : null;
+    if (!btn || !field.closest(".dialog")) return;
+    evt.preventDefault();
+    btn.click();
+  });
   // "Reject with feedback" needs the feedback: say so before a round trip.
   document.addEventListener("click", function (evt) {
     const btn = evt.target instanceof Element ? evt.target.closest(".dialog button.needs-feedback") : null;
