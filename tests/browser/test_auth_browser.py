@@ -125,6 +125,13 @@ def test_a_run_refused_while_logged_out_shows_the_auth_card(
     auth_page: Any, auth_server: AuthServer, tmp_path: Path
 ) -> None:
     repo = _git_repo(tmp_path / "repo")
+    # Another tab, without the card: the card's push must not be an error there.
+    errors: list[str] = []
+    elsewhere = auth_page.context.new_page()
+    elsewhere.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
+    elsewhere.goto("/")
+    elsewhere.wait_for_function("() => window.__ws && window.__ws.opens >= 1")
+    auth_page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
     auth_page.goto("/runs/new/")
     auth_page.get_by_label("Repository").fill(str(repo))
     auth_page.get_by_label("Branch").fill("lab/logged-out")
@@ -133,3 +140,8 @@ def test_a_run_refused_while_logged_out_shows_the_auth_card(
     expect(card).to_be_visible(timeout=10_000)
     expect(card.locator(".auth-status")).to_have_text(re.compile(r"^\s*Not logged in"))
     expect(card.locator(".auth-login")).to_be_visible()
+    # Both routes to a credential are named: the key in LAB_AGENT_ENV and the account login.
+    expect(auth_page.locator(".errorlist, .error").first).to_contain_text("LAB_AGENT_ENV")
+    elsewhere.wait_for_timeout(500)  # the card's push reaches the other tab; nothing to wait on
+    elsewhere.close()
+    assert errors == []
