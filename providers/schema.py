@@ -68,6 +68,9 @@ class Option:
     description: str = ""
     takes_text: bool = False
     key: str = ""
+    # The safest way to go ahead: the page shows it first and as the primary button (Enter's
+    # default), never the option that gives the agent the most room.
+    preferred: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,7 +155,9 @@ class AuthFlowKind(enum.StrEnum):
 class AuthFlow:
     kind: AuthFlowKind
     instructions: str = ""
-    credential_name: str = ""  # api-key: the credential it would use
+    # The environment variable an API key goes in (api-key: the one it uses; a login flow that
+    # also takes a key names it too, so a page can offer both routes).
+    credential_name: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,6 +169,9 @@ class AuthStatus:
     # False: a credential is configured, but nothing has shown yet that the service accepts it
     # (an API key in the agent's environment); the page says "configured", not "logged in".
     verified: bool = True
+    # Where the credential comes from when lab's login and logout cannot change it (e.g. a key
+    # in the agent's environment), said as a phrase: "" when the login manages it.
+    external: str = ""
 
 
 @dataclass(frozen=True, slots=True)

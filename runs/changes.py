@@ -69,6 +69,9 @@ class ChangesError(Exception):
     """Git could not answer; the message is safe to show the operator."""
 
 
+_CONTENT = ("add", "del", "ctx")
+
+
 @dataclass(frozen=True)
 class Line:
     kind: str  # "add", "del", "ctx", "hunk", "meta"
@@ -84,13 +87,24 @@ class FileChange:
     additions: int = 0
     deletions: int = 0
     lines: tuple[Line, ...] = ()
-    total_lines: int = 0  # the diff's lines read (more than `lines` when cut)
+    # The diff's content lines read (added, removed, context; not its @@ headers): the note's
+    # "of N lines" then agrees with the summary's +N for a new file.
+    total_lines: int = 0
     special: str = ""  # what the entry is when it is not a regular file ("a FIFO"): not diffed
     cut: str = ""  # why the diff shown stops before its end, for the operator
 
     @property
+    def shown_lines(self) -> int:
+        return sum(1 for line in self.lines if line.kind in _CONTENT)
+
+    @property
     def truncated(self) -> bool:
-        return self.total_lines > len(self.lines) or bool(self.cut)
+        return self.total_lines > self.shown_lines or bool(self.cut)
+
+    @property
+    def at_cap(self) -> bool:
+        """Loading the file alone would show no more: its lines shown reach FULL_LINES."""
+        return len(self.lines) >= FULL_LINES
 
     @property
     def shown_path(self) -> str:
@@ -444,7 +458,7 @@ class _PatchReader:
             if line is None:
                 continue
             in_hunks = in_hunks or line.kind == "hunk"
-            total += 1
+            total += line.kind in _CONTENT
             if len(lines) < limit and self._budget.lines > 0:
                 lines.append(line)
                 self._budget.lines -= 1
@@ -574,7 +588,7 @@ def worktree_changes(
             "lab did not record this run's base commit (the run started before it did): only "
             "the changes not yet committed are shown."
         )
-    if Path(worktree).is_dir():
+    if is_worktree(worktree):
         cwd, head, live = Path(worktree), "HEAD", True
     else:
         live = False
@@ -591,6 +605,12 @@ def worktree_changes(
             raise ChangesError(str(exc)) from None
         if known.returncode != 0:
             changes.notes.append(f"{where}, and its branch {branch} is gone from the repository.")
+            return changes
+        if base and not _has_commit(cwd, base):
+            changes.notes.append(
+                f"{where}, and the commit the run started from ({base[:10]}) is not in the repository: "
+                "its commits cannot be told apart."
+            )
             return changes
         changes.notes.append(
             f"{where}: what was not committed is gone with it. The commits on {branch} are shown "
@@ -622,6 +642,21 @@ def worktree_changes(
     return changes
 
 
+def is_worktree(path: Path | str) -> bool:
+    """Whether `path` is still a worktree's root. After `git worktree remove`, a folder
+    something left or made again at its path has no `.git`: git run there would walk up to
+    whatever repository encloses it (lab's own data dir may sit in one) and answer for that."""
+    return os.path.isdir(path) and os.path.lexists(os.path.join(path, ".git"))
+
+
+def _has_commit(cwd: Path, sha: str) -> bool:
+    try:
+        done = safegit.run("cat-file", "-e", f"{sha}^{{commit}}", cwd=cwd, timeout=GIT_TIMEOUT_S)
+    except safegit.GitTimeout as exc:
+        raise ChangesError(str(exc)) from None
+    return done.returncode == 0
+
+
 def put(changes: Changes, section: str, found: tuple[list[FileChange], int]) -> None:
     files, hidden = found
     changes.sections[section] = files
@@ -638,7 +673,7 @@ def one_file(*, worktree: Path, base: str, section: str, path: str) -> FileChang
     if section == "committed" and not _SHA.fullmatch(base):
         raise ChangesError("The run's base commit is not recorded.")
     cwd = Path(worktree)
-    if not cwd.is_dir():
+    if not is_worktree(cwd):
         raise ChangesError(f"The worktree {worktree} no longer exists.")
     if section == "untracked":
         name = _listed(untracked_paths(cwd), path, section)

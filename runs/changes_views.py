@@ -51,7 +51,7 @@ def _read(run: Run) -> dict[str, object]:
     with _guard:
         lock = _locks.setdefault(run.pk, threading.Lock())
     with lock:
-        now = changes.signature(Path(run.worktree)) if Path(run.worktree).is_dir() else None
+        now = changes.signature(Path(run.worktree)) if changes.is_worktree(run.worktree) else None
         seen = f"{run.base_commit}:{now}" if now is not None else None
         with _guard:
             cached = _cache.get(run.pk)
@@ -95,7 +95,11 @@ def _read_now(run: Run) -> dict[str, object]:
 @require_GET
 async def run_changes(request: HttpRequest, run_id: int) -> HttpResponse:
     run = await sync_to_async(get_object_or_404)(Run, pk=run_id)
-    context = {"run": run, **await sync_to_async(_read, thread_sensitive=False)(run)}
+    context = {
+        "run": run,
+        "full_lines": changes.FULL_LINES,
+        **await sync_to_async(_read, thread_sensitive=False)(run),
+    }
     # The page refreshes its changes in place when a turn ends (static/lab/feed.js).
     template = "runs/changes.html#changes" if request.headers.get("HX-Request") else "runs/changes.html"
     return render(request, template, context)
@@ -115,5 +119,11 @@ def run_changes_file(request: HttpRequest, run_id: int) -> HttpResponse:
     return render(
         request,
         "runs/changes.html#file",
-        {"run": run, "file": shown(change, section), "open": True, "whole": True},
+        {
+            "run": run,
+            "file": shown(change, section),
+            "open": True,
+            "whole": True,
+            "full_lines": changes.FULL_LINES,
+        },
     )

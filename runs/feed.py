@@ -21,6 +21,8 @@ from typing import Any
 from asgiref.sync import sync_to_async
 
 from broadcast import groups
+from providers.errors import UnknownProvider
+from providers.registry import get_provider
 from providers.schema import Dialog, DialogKind, RunState
 from runs import services
 from runs.models import Run
@@ -58,6 +60,7 @@ class Row:
     state: str
     waiting: str
     activity: datetime.datetime
+    agent: str = ""  # the provider's display name, in its own column (not under the branch)
 
 
 def waiting_for(dialog: Dialog | None, state: str) -> str:
@@ -98,8 +101,20 @@ def row(run: Run, state: str | None = None) -> Row:
     if state in services.DIALOG_STATES:
         dialog = services.pending_dialog(run)
     return Row(
-        run=run, state=str(state), waiting=waiting_for(dialog, str(state)), activity=last_activity(run)
+        run=run,
+        state=str(state),
+        waiting=waiting_for(dialog, str(state)),
+        activity=last_activity(run),
+        agent=agent_name(run.provider_id),
     )
+
+
+def agent_name(provider_id: str) -> str:
+    """The provider's name, or its id when it is no longer enabled."""
+    try:
+        return get_provider(provider_id).display_name()
+    except UnknownProvider:
+        return provider_id
 
 
 def entry(r: Row) -> Entry:

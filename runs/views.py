@@ -29,7 +29,7 @@ from providers.errors import (
     StillStarting,
 )
 from providers.registry import get_provider
-from providers.schema import Answer, AuthStatus, Dialog
+from providers.schema import Answer, AuthFlowKind, AuthStatus, Dialog
 from runs import commands, feed, services
 from runs.forms import TRUST, NewRunForm, ReplyForm
 from runs.live import rerender_html
@@ -94,7 +94,17 @@ def _log_in_first(request: HttpRequest, form: NewRunForm, provider_id: str, auth
     (the card flips by provider.auth.changed when it is done)."""
     auth_card = provider_card(provider_id=provider_id, status=auth)
     auth_changed(provider_id, status=auth)
-    form.add_error(None, f"{auth_card.name} is not logged in: log in below, then start the run.")
+    key = auth_card.flow.credential_name
+    if key and auth_card.flow.kind != AuthFlowKind.API_KEY:
+        routes = (
+            f"put an API key in the agent's environment (LAB_AGENT_ENV, as {key}) and restart lab, "
+            "or log in to your account below"
+        )
+    elif key:
+        routes = f"put an API key in the agent's environment (LAB_AGENT_ENV, as {key}) and restart lab"
+    else:
+        routes = "log in below"
+    form.add_error(None, f"{auth_card.name} has no credential: {routes}; then start the run.")
     return render(request, "runs/new.html", {"form": form, "auth_card": auth_card}, status=422)
 
 

@@ -73,3 +73,22 @@ def test_a_configured_but_unverified_credential_is_not_called_logged_in():
     html = render("fake", status=status)
     assert "Logged in" not in html
     assert "Credential configured · API key from ANTHROPIC_API_KEY · not verified" in html
+
+
+def test_a_key_from_the_environment_offers_no_login_or_logout(fake):
+    # The CLI keeps using such a key whatever lab's buttons do: a logout answered 502.
+    from providers.schema import AuthStatus
+
+    status = AuthStatus(
+        logged_in=True,
+        method="api_key",
+        detail="API key from FAKE_API_KEY",
+        verified=False,
+        external="FAKE_API_KEY in the agent's environment",
+    )
+    html = render("fake", status=status)
+    assert "Credential configured · API key from FAKE_API_KEY · not verified" in html
+    assert "Fake Agent uses FAKE_API_KEY in the agent&#x27;s environment" in html
+    assert "<code>LAB_AGENT_ENV</code>" in html
+    assert "login/start" not in html and "auth/logout" not in html
+    assert "Log in to Fake Agent" not in html and "Log out" not in html

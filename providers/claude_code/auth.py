@@ -109,11 +109,17 @@ def parse_status(returncode: int, stdout: bytes) -> AuthStatus:
         source = str(data.get("apiKeySource") or "")
         # compat §11 (L14): `auth status` only reports the key it finds; it never asks the
         # service, so the key is configured, not verified.
+        # A key the CLI finds in its environment (or a key helper) outlives `auth logout` and
+        # wins over an account login: lab's login and logout buttons would change nothing.
+        external = ""
+        if source and source != "/login managed key":
+            external = f"{source} in the agent's environment" if source.isupper() else f"its {source} setting"
         return AuthStatus(
             logged_in=logged_in,
             method=method,
             detail=f"API key from {source}" if source else "API key",
             verified=False,
+            external=external,
         )
     return AuthStatus(
         logged_in=logged_in,

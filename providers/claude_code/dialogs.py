@@ -12,6 +12,9 @@ from __future__ import annotations
 
 import difflib
 import enum
+import os
+import re
+import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
@@ -32,7 +35,11 @@ PLAN_LEAVES_MODE = ("auto", "default", "plan", "plan")
 
 PLAN_OPTIONS: tuple[Option, ...] = (
     Option(PLAN_APPROVE_AUTO, "Claude Code runs its actions without asking you (auto mode)."),
-    Option(PLAN_APPROVE_MANUAL, "Claude Code asks you before each edit and command (manual mode)."),
+    Option(
+        PLAN_APPROVE_MANUAL,
+        "Claude Code asks you before each edit and command (manual mode).",
+        preferred=True,
+    ),
     Option(PLAN_REJECT_FEEDBACK, "It stays in plan mode and revises the plan.", takes_text=True),
     Option(PLAN_REJECT_REFINE, "It stays in plan mode."),
 )
@@ -204,6 +211,53 @@ def _bash_rule(suggestion: Mapping[str, Any]) -> str:
     return content if rule.get("toolName") == "Bash" and isinstance(content, str) else ""
 
 
+# An Edit names a string, not lines: its diff's line numbers come from the file (read before the
+# edit runs, which is when the CLI asks), and read no more than this of it.
+EDIT_READ_MAX = 8 * 1024 * 1024
+_HUNK = re.compile(r"@@ -(\d+)((?:,\d+)?) \+(\d+)((?:,\d+)?) @@")
+NO_LINE_NUMBERS = "@@ line numbers not known @@"
+
+
+def edit_diff(path: str, old_string: str, new_string: str, *, name: str = "") -> str:
+    """The edit as a unified diff numbered as in the file: where old_string starts in it. When
+    that is not known (the file cannot be read, the string is not in it or is there more than
+    once), the hunk headers say so instead of numbering the snippet from 1."""
+    start = _line_of(path, old_string)
+    lines = []
+    for line in difflib.unified_diff(
+        old_string.splitlines(), new_string.splitlines(), fromfile=name, tofile=name, lineterm="", n=3
+    ):
+        hunk = _HUNK.fullmatch(line)
+        if hunk is not None:
+            line = (
+                NO_LINE_NUMBERS
+                if start is None
+                else f"@@ -{int(hunk[1]) + start - 1}{hunk[2]} +{int(hunk[3]) + start - 1}{hunk[4]} @@"
+            )
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def _line_of(path: str, needle: str) -> int | None:
+    """The 1-based line where `needle` starts in the file at `path`, when it is there once."""
+    if not needle or not os.path.isabs(path):
+        return None
+    try:
+        # Non-blocking and checked: a FIFO at the path must not hang the dialog.
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(f.fileno())
+        if not stat.S_ISREG(st.st_mode) or st.st_size > EDIT_READ_MAX:
+            return None
+        text = f.read(EDIT_READ_MAX).decode("utf-8", "replace")
+    at = text.find(needle)
+    if at < 0 or text.find(needle, at + 1) >= 0:
+        return None
+    return text.count("\n", 0, at) + 1
+
+
 def _text(value: object) -> str:
     return value if isinstance(value, str) else ""
 
@@ -220,11 +274,10 @@ def _asked(tool_name: str, tool_input: Mapping[str, Any]) -> tuple[str, str]:
     if tool_name == "Write":
         return f"Create {name or 'a file'} ({path})", _text(tool_input.get("content"))
     if tool_name == "Edit":
-        old = _text(tool_input.get("old_string")).splitlines()
-        new = _text(tool_input.get("new_string")).splitlines()
-        diff = difflib.unified_diff(old, new, fromfile=name, tofile=name, lineterm="", n=3)
+        old_string = _text(tool_input.get("old_string"))
+        diff = edit_diff(path, old_string, _text(tool_input.get("new_string")), name=name)
         everywhere = " (every occurrence)" if tool_input.get("replace_all") is True else ""
-        return f"Edit {name or 'a file'} ({path}){everywhere}", "\n".join(diff)
+        return f"Edit {name or 'a file'} ({path}){everywhere}", diff
     if tool_name == "WebFetch":
         return f"Fetch {_text(tool_input.get('url'))}", _text(tool_input.get("prompt"))
     detail = "\n".join(f"{k}: {v}" for k, v in tool_input.items())

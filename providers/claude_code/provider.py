@@ -42,6 +42,7 @@ class ClaudeCodeProvider(Replying, Answering):
         return AuthFlow(
             kind=AuthFlowKind.OAUTH_CODE,
             instructions=("Open the link, sign in, and paste the code the page shows you back here."),
+            credential_name="ANTHROPIC_API_KEY",
         )
 
     def seed_meta(self) -> SeedMeta:

@@ -77,6 +77,7 @@ def auth_status(provider: Agent) -> AuthStatus:
             method="api-key",
             detail=f"The configured model provider takes its key from {key}.",
             verified=False,
+            external=f"{key} in the agent's environment",
         )
     proc = _run(provider, "login", "status")
     # §10: its own lines, without the "WARNING: …" notes it prints about CODEX_HOME.

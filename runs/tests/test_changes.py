@@ -113,10 +113,12 @@ def test_a_huge_file_is_truncated_and_loads_whole_on_request(repo):
     sh(path, "commit", "-q", "-m", "big")
 
     [big] = changes.worktree_changes(worktree=path, base=base).sections["committed"]
-    assert big.truncated and len(big.lines) == changes.PREVIEW_LINES and big.total_lines == 5001
-    assert big.additions == 5000
+    assert big.truncated and len(big.lines) == changes.PREVIEW_LINES
+    # The note's "of N lines" counts the file's lines, as the summary's +N does (not the @@).
+    assert big.additions == big.total_lines == 5000
+    assert big.shown_lines == changes.PREVIEW_LINES - 1
     whole = changes.one_file(worktree=path, base=base, section="committed", path="big.txt")
-    assert not whole.truncated and len(whole.lines) == 5001
+    assert not whole.truncated and len(whole.lines) == 5001 and whole.shown_lines == 5000
 
 
 def test_load_the_rest_serves_only_a_path_git_lists(repo):
@@ -159,6 +161,40 @@ def test_a_removed_worktree_shows_the_branchs_commits_from_the_repository(repo, 
 
     gone = changes.worktree_changes(worktree=wt, base=base, repository=path, branch="lab/never")
     assert gone.sections == {} and any("gone from the repository" in n for n in gone.notes)
+
+
+def test_a_folder_left_where_a_removed_worktree_was_still_shows_the_branch(repo, tmp_path):
+    # A folder at the removed worktree's path, inside another repository (lab's data dir can
+    # be): git run there answered for the enclosing repository ("Invalid revision range").
+    path, base = repo
+    outer = tmp_path / "outer"
+    outer.mkdir()
+    sh(outer, "init", "-q")
+    sh(outer, "commit", "-q", "--allow-empty", "-m", "outer")
+    wt = outer / "worktrees" / "wt"
+    sh(path, "worktree", "add", "-q", "-b", "lab/left", str(wt))
+    (wt / "done.txt").write_text("done\n")
+    sh(wt, "add", "done.txt")
+    sh(wt, "commit", "-q", "-m", "Finish the work")
+    sh(path, "worktree", "remove", str(wt))
+    (wt / ".claude").mkdir(parents=True)
+
+    found = changes.worktree_changes(worktree=wt, base=base, repository=path, branch="lab/left")
+    assert [c.subject for c in found.commits] == ["Finish the work"]
+    assert [f.path for f in found.sections["committed"]] == ["done.txt"]
+    assert any("no longer exists" in note for note in found.notes)
+    with pytest.raises(changes.ChangesError, match="no longer exists"):
+        changes.one_file(worktree=wt, base=base, section="committed", path="done.txt")
+
+
+def test_a_removed_worktree_whose_base_is_not_in_the_repository_says_so(repo, tmp_path):
+    path, _base = repo
+    wt = tmp_path / "wt"
+    sh(path, "worktree", "add", "-q", "-b", "lab/other", str(wt))
+    sh(path, "worktree", "remove", str(wt))
+    found = changes.worktree_changes(worktree=wt, base="1" * 40, repository=path, branch="lab/other")
+    assert found.commits == [] and "committed" not in found.sections
+    assert any("is not in the repository" in note for note in found.notes)
 
 
 def test_highlighting_escapes_and_keeps_one_row_per_line():

@@ -50,6 +50,23 @@ def test_load_the_rest_returns_one_file_and_refuses_what_git_does_not_list(authe
     assert refused.status_code == 404
 
 
+def test_a_file_loaded_to_its_cap_offers_no_more_and_says_the_cap(authed_client, run, monkeypatch):
+    monkeypatch.setattr(changes, "FULL_LINES", changes.PREVIEW_LINES + 100)
+    wt = Path(run.worktree)
+    rows = changes.PREVIEW_LINES + 500
+    (wt / "big.txt").write_text("".join(f"row {i}\n" for i in range(rows)))
+    subprocess.run([*GIT, "add", "big.txt"], cwd=wt, check=True)
+    page = authed_client.get(f"/runs/{run.pk}/changes/").content.decode()
+    # One count in the summary and the note: the file's lines, without git's @@ header.
+    assert f'<span class="plus">+{rows}</span>' in page
+    assert f"of {rows} lines." in page
+    assert "Load the rest" in page
+    whole = authed_client.get(f"/runs/{run.pk}/changes/file/", {"section": "staged", "path": "big.txt"})
+    body = whole.content.decode()
+    assert "Load the rest" not in body
+    assert f"lab shows at most {changes.PREVIEW_LINES + 100} lines of one file" in body
+
+
 def test_a_removed_worktree_says_so(authed_client, run):
     shutil.rmtree(run.worktree)
     body = authed_client.get(f"/runs/{run.pk}/changes/").content.decode()

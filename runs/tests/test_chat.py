@@ -208,7 +208,9 @@ def test_a_logged_out_provider_starts_nothing_and_offers_its_login(authed_client
     )
     assert response.status_code == 422
     body = response.content.decode()
-    assert "Fake Agent is not logged in" in body and 'id="auth-card-fake"' in body
+    # The fake names no key variable: the login is its only route.
+    assert "Fake Agent has no credential: log in below; then start the run." in body
+    assert 'id="auth-card-fake"' in body
     assert not Run.objects.exists()
 
 

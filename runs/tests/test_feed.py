@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 
 import pytest
 from asgiref.sync import sync_to_async
@@ -111,3 +112,11 @@ def test_the_runs_list_shows_state_waiting_for_and_last_activity(authed_client, 
     assert "waiting for: Deploy now?" in body
     assert f'href="/runs/{run.pk}/#dialog"' in body
     assert "Last activity" in body and " ago</time>" in body
+
+
+def test_the_branch_column_shows_the_branch_and_the_agent_has_its_own(authed_client, run):
+    body = authed_client.get("/").content.decode()
+    branch_cell = re.search(r'<td class="run-branch">(.*?)</td>', body, re.S)
+    assert branch_cell is not None
+    assert branch_cell.group(1) == f"<code>{run.branch}</code>"  # not the provider's id beside it
+    assert '<td class="run-agent">Fake Agent</td>' in body and "<th>Agent</th>" in body

@@ -46,6 +46,37 @@
     setTimeout(function () { if (source.isConnected && !leaving) wrapper.reconnect(); }, delay);
   });
 
+  // --- fragments for elements this page has ------------------------------------------------
+  // Every page's socket hears every run's row and every provider's card, and the run page's
+  // socket pushes its own; a fragment whose target this page lacks (#run-row-7 outside the runs
+  // list, #auth-card-x outside the Providers page) is dropped here: htmx would log
+  // htmx:oobErrorNoTarget for each. The socket elements name this extension beside "ws".
+  function target(el) {
+    const how = el.getAttribute("hx-swap-oob");
+    const colon = how.indexOf(":");
+    if (colon >= 0) return how.slice(colon + 1).trim();
+    return el.id ? "#" + CSS.escape(el.id) : "";
+  }
+  function present(selector) {
+    try { return document.querySelector(selector) !== null; } catch (e) { return true; } // htmx says why
+  }
+  if (window.htmx) {
+    window.htmx.defineExtension("lab-present", {
+      transformResponse: function (text) {
+        if (typeof text !== "string" || text.indexOf("hx-swap-oob") < 0) return text;
+        const tpl = document.createElement("template");
+        tpl.innerHTML = text; // a <template> keeps a top-level <tr> as it is
+        let dropped = false;
+        Array.from(tpl.content.children).forEach(function (el) {
+          if (!el.hasAttribute("hx-swap-oob")) return;
+          const selector = target(el);
+          if (selector && !present(selector)) { el.remove(); dropped = true; }
+        });
+        return dropped ? tpl.innerHTML : text;
+      },
+    });
+  }
+
   // --- waking from sleep ----------------------------------------------------------------------
   // A phone or a laptop that slept keeps a socket the browser still calls open while the
   // server has long dropped it: no close event ever comes. After a long hidden spell, a

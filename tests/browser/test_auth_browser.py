@@ -125,6 +125,22 @@ def test_a_run_refused_while_logged_out_shows_the_auth_card(
     auth_page: Any, auth_server: AuthServer, tmp_path: Path
 ) -> None:
     repo = _git_repo(tmp_path / "repo")
+    # Another tab, without the card: the card's push must not be an error there.
+    errors: list[str] = []
+    elsewhere = auth_page.context.new_page()
+    elsewhere.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
+    elsewhere.goto("/")
+    elsewhere.wait_for_function("() => window.__ws && window.__ws.opens >= 1")
+    # Here the 422 itself is logged by Chromium ("Failed to load resource"): that is the status,
+    # not a page error.
+    auth_page.on(
+        "console",
+        lambda msg: (
+            errors.append(msg.text)
+            if msg.type == "error" and not msg.text.startswith("Failed to load resource")
+            else None
+        ),
+    )
     auth_page.goto("/runs/new/")
     auth_page.get_by_label("Repository").fill(str(repo))
     auth_page.get_by_label("Branch").fill("lab/logged-out")
@@ -133,3 +149,10 @@ def test_a_run_refused_while_logged_out_shows_the_auth_card(
     expect(card).to_be_visible(timeout=10_000)
     expect(card.locator(".auth-status")).to_have_text(re.compile(r"^\s*Not logged in"))
     expect(card.locator(".auth-login")).to_be_visible()
+    # Both routes to a credential are named: the key in LAB_AGENT_ENV and the account login.
+    expect(auth_page.locator("main div.error")).to_contain_text(
+        "ANTHROPIC_API_KEY) and restart lab, or log in"
+    )
+    elsewhere.wait_for_timeout(500)  # the card's push reaches the other tab; nothing to wait on
+    elsewhere.close()
+    assert errors == []

@@ -121,6 +121,14 @@ def prompt_mode(lab_server: LabServer, prompt: str) -> str:
     return ""
 
 
+# Form controls a screen reader would name by nothing (a placeholder is not a label).
+UNLABELLED = """() => [...document.querySelectorAll(
+    'main input:not([type=hidden]), main textarea, main select, main button, main [role=listbox]')]
+  .filter((el) => !(el.labels && el.labels.length) && !el.getAttribute('aria-label')
+    && !el.getAttribute('aria-labelledby') && !(el.tagName === 'BUTTON' && el.textContent.trim()))
+  .map((el) => el.outerHTML.slice(0, 120))"""
+
+
 def tool_result(page: Any, needle: str) -> Any:
     return page.locator("#transcript li.msg-tool_result", has_text=needle)
 
@@ -140,6 +148,12 @@ def test_a_two_question_form_is_answered_from_the_browser(
     form = page.locator("#dialog form.dialog-question")
     expect(form).to_be_visible()
     expect_question_state(page)
+    # Said to a screen reader, and the keyboard is brought to it (the composer was empty).
+    expect(page.locator("#dialog-announce")).to_have_text(
+        re.compile(r"^Claude Code asks 2 questions: Fruit\s+Which fruit do you want\?$")
+    )
+    expect(page.locator("#dialog-heading")).to_be_focused()
+    assert page.evaluate(UNLABELLED) == []
     fieldsets = form.locator("fieldset")
     expect(fieldsets).to_have_count(2)
     expect(fieldsets.nth(0).locator("legend")).to_have_text(re.compile(r"Fruit\s+Which fruit do you want\?"))
@@ -161,9 +175,10 @@ def test_a_two_question_form_is_answered_from_the_browser(
     note, posted = answer_and_see_the_note(page, form.get_by_role("button", name="Answer", exact=True))
     assert "answers-0=1" in posted and "answers-1=0" in posted and "decline" not in posted, posted
 
-    # The answered summary replaced the form...
+    # The answered summary replaced the form, and the keyboard is back in the composer...
     assert note.startswith("Answer sent. You chose: Banana · Tea."), note
     expect(page.locator("#dialog form")).to_have_count(0)
+    expect(page.locator("#composer textarea")).to_be_focused()
     # ...and the transcript renders what the CLI recorded, then the model's next turn.
     recorded = tool_result(page, "Your questions have been answered")
     expect(recorded).to_have_count(1)
@@ -171,6 +186,8 @@ def test_a_two_question_form_is_answered_from_the_browser(
     expect(recorded).to_contain_text('"Which drink do you want?"="Tea"')
     expect(page.locator("#transcript .msg-assistant_text").last).to_have_text("Two answers, thanks.")
     expect_state(page, "idle")
+    # The turn the answer went to has ended: "Answer sent" is done.
+    expect(page.locator("#dialog-note .dialog-answered")).to_have_count(0)
     expect(page.locator("#transcript .msg-lifecycle", has_text=BACKSTOP)).to_have_count(0)
     assert page.evaluate("window.__noReload") is True, "the page reloaded"
     after = transcript(page)
@@ -197,6 +214,8 @@ def test_a_plan_is_approved_from_the_browser(page: Any, plan_run: RunPage, lab_s
     expect(form.locator('input[name="answers-0-text"]')).to_be_visible()
     buttons = form.locator(".buttons button")
     expect(buttons).to_have_count(4)
+    # The first button (the primary one) is the safest approve, never auto mode.
+    expect(buttons.first).to_have_text("Approve — ask before each action")
     approve = form.get_by_role("button", name="Approve — ask before each action")
     expect(approve).to_be_visible()
     expect(form.get_by_role("button", name="Approve — switch to auto mode")).to_be_visible()

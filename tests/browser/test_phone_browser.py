@@ -5,7 +5,11 @@ badge does not cover messages, and a page woken from sleep reconnects and catche
 
 from __future__ import annotations
 
+import json
+import os
 import re
+import signal
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -278,3 +282,50 @@ def test_the_login_card_with_a_pending_link_fits_a_phone(
         assert box is not None and box["width"] <= 390, box
     finally:
         ctx.close()
+
+
+def test_an_ended_runs_last_terminal_output_and_the_changes_title_fit_a_phone(
+    mobile: Any, lab_server: LabServer
+) -> None:
+    """The TUI's last screen is as wide as its terminal (about 200 columns): it scrolls in its
+    own box instead of making the whole page 1475 px wide."""
+    run = start_run(mobile, lab_server.repo, "lab/phone-ended")
+    mobile.wait_for_function("() => window.__ws && window.__ws.opens >= 1")
+    expect_state(mobile, "idle")
+    shown = subprocess.run(
+        [
+            "tmux",
+            "-L",
+            lab_server.tmux_socket,
+            "display-message",
+            "-p",
+            "-t",
+            f"={run.tmux_session}:",
+            "#{pane_pid}",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    # What an agent prints last can be one long line (a stack trace, a JSON error) or a screen
+    # as wide as its terminal. Written where lab keeps an exit (lab keeps a record it finds),
+    # so the test does not hang on what the TUI draws as it dies.
+    run_id = run.url.rstrip("/").rsplit("/", 1)[-1]
+    record = lab_server.log.parent / "data" / "runs" / run_id / "exit.json"
+    record.parent.mkdir(parents=True, exist_ok=True)
+    record.write_text(json.dumps({"status": 1, "output": "Error: " + "x" * 300 + "\n" + "─" * 200}))
+    os.kill(int(shown.stdout), signal.SIGTERM)
+    expect(mobile.locator("#panel .exit-reason pre")).not_to_be_empty()
+    expect(mobile.locator("#panel .exit-reason pre")).to_contain_text("x" * 300)
+    fits(mobile, "run-ended")
+    mobile.reload()
+    expect(mobile.locator("#panel .exit-reason pre")).to_contain_text("x" * 300)
+    fits(mobile, "run-ended-reloaded")
+
+    mobile.goto(run.url + "changes/")
+    # Each line of the link is a target of its own (a link that wraps is two short boxes).
+    heights = mobile.evaluate(
+        "() => [...document.querySelector('.run-head h1 a').getClientRects()].map((r) => r.height)"
+    )
+    assert heights and min(heights) >= 43.5, heights
+    fits(mobile, "changes-title")

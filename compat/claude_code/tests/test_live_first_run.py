@@ -124,7 +124,11 @@ def test_no_credential_shows_the_login_card_before_anything_starts(fresh, settin
     )
     body = response.content.decode()
     assert response.status_code == 422
-    assert "Claude Code is not logged in: log in below, then start the run." in body
+    # Both routes the README gives: the key in LAB_AGENT_ENV and the account login.
+    assert (
+        "Claude Code has no credential: put an API key in the agent&#x27;s environment (LAB_AGENT_ENV, as "
+        "ANTHROPIC_API_KEY) and restart lab, or log in to your account below; then start the run."
+    ) in body
     assert 'id="auth-card-claude-code"' in body and "Log in to Claude Code" in body
     assert not Run.objects.exists()
     assert Tmux(settings.LAB_TMUX_SOCKET).list_sessions() == []

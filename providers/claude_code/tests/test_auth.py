@@ -340,6 +340,13 @@ def test_parse_status_api_key():
     )
     # compat §11 (L14): the CLI only reports the key it finds; nothing has tried it.
     assert status.verified is False
+    # lab's login and logout cannot change a key from the environment: the card offers neither.
+    assert status.external == "ANTHROPIC_API_KEY in the agent's environment"
+
+
+def test_parse_status_a_login_managed_key_is_the_logins_own():
+    out = {"loggedIn": True, "authMethod": "api_key", "apiKeySource": "/login managed key"}
+    assert auth.parse_status(0, json.dumps(out).encode()).external == ""
 
 
 def test_parse_status_account_login_is_verified():

@@ -1,0 +1,50 @@
+"""What a dialog's buttons put first: the option the adapter marks as the safest way to go
+ahead (Claude Code's plan: approve and ask before each action), never the riskiest."""
+
+from __future__ import annotations
+
+import re
+
+from django.template.loader import render_to_string
+
+from providers.schema import Dialog, DialogKind, Option, RunState
+from tests.factories import RunFactory
+
+# The shape of Claude Code's plan picker: the row that gives the agent the most room comes first.
+OPTIONS = (
+    Option("Approve — switch to auto mode"),
+    Option("Approve — ask before each action", preferred=True),
+    Option("Reject with feedback", takes_text=True),
+    Option("Reject — keep planning"),
+)
+
+
+def buttons(dialog: Dialog) -> list[tuple[str, str, str]]:
+    html = render_to_string(
+        "runs/detail.html#panel",
+        {
+            "run": RunFactory.build(pk=7),
+            "state": RunState.QUESTION,
+            "dialog": dialog,
+            "provider_name": "Agent",
+        },
+    )
+    return re.findall(r'<button type="submit" name="answers-0" value="(\d)"([^>]*)>([^<]*)<', html)
+
+
+def test_a_plans_first_and_primary_button_is_the_preferred_option() -> None:
+    shown = buttons(Dialog(tool_use_id="toolu_plan", kind=DialogKind.PLAN, options=OPTIONS, body="# Plan"))
+    # The first button is the one Enter presses and the eye goes to.
+    value, attrs, label = shown[0]
+    assert (value, label) == ("1", "Approve — ask before each action") and "primary" in attrs
+    # Each button still answers its own row of the CLI's picker.
+    assert sorted((v, lab) for v, _a, lab in shown) == [(str(i), o.label) for i, o in enumerate(OPTIONS)]
+    assert all("primary" not in a for _v, a, _l in shown[1:])
+
+
+def test_without_a_plan_file_the_preferred_option_still_comes_first() -> None:
+    shown = buttons(Dialog(tool_use_id="toolu_plan", kind=DialogKind.PLAN, options=OPTIONS))
+    assert [(v, lab) for v, _a, lab in shown] == [
+        ("1", "Approve — ask before each action"),
+        ("3", "Reject — keep planning"),
+    ]
