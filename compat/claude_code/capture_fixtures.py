@@ -9,7 +9,7 @@ key recipes (the harness may watch its own pane), and saves every transcript fil
 """
 
 # ruff: noqa
-import argparse, json, shutil, subprocess, tempfile, time
+import argparse, json, re, shutil, struct, subprocess, tempfile, time, zlib
 from pathlib import Path
 
 from compat.claude_code.home import fixtures_dir, installed_version, prepare_home, project_dir_name
@@ -465,6 +465,78 @@ def agent__background(m, t):
     return [("agent__background", t.transcript_path), ("agent__background_subagent", sub)]
 
 
+def _bash_mode(t, command):
+    """Bash mode typed in the TUI itself: "!" switches the composer, then the command."""
+    t.send_literal("!")
+    t.wait_pane(r"bash mode|! ", 10, settle=0.3)
+    t.send_literal(command)
+    t.wait_pane(re.escape(command), 10, settle=0.3)
+    t.send_keys("Enter")
+
+
+@sc
+def bash_mode__typed(m, t):
+    _bash_mode(t, "ls")
+    t.wait_for(turn_ended, 30)
+    _bash_mode(t, "ls no-such-file")
+    t.wait_for(lambda ls: count_turn_durations(ls) >= 2, 30)
+
+
+@sc
+def mention__file(m, t):
+    # An @-mention typed in the composer: the CLI reads the file itself and records it as an
+    # attachment entry beside the prompt.
+    t.send_literal("what is in @README.md")
+    t.wait_pane(r"@README\.md", 10, settle=1.0)
+    t.send_keys("Escape")  # close the file completion, keep the text
+    t.send_literal(" ")
+    t.send_keys("Enter")
+    t.wait_for(turn_ended, 30)
+
+
+def _png(wt):
+    # The smallest valid PNG (1x1, one red pixel), so the CLI attaches it as an image.
+    def chunk(kind, data):
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    header = struct.pack(">IIBBBBB", 1, 1, 8, 2, 0, 0, 0)
+    body = chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(b"\x00\xff\x00\x00")) + chunk(b"IEND", b"")
+    (wt / "shot.png").write_bytes(b"\x89PNG\r\n\x1a\n" + body)
+
+
+@sc
+def image__pasted_path(m, t):
+    t.send_paste(str(t.cwd / "shot.png"))
+    t.wait_pane(r"\[Image #1\]", 10, settle=0.5)
+    t.send_literal(" describe it")
+    t.send_keys("Enter")
+    t.wait_for(turn_ended, 30)
+
+
+def _hook(event, message=None, fail=None):
+    if fail:
+        command = f"echo '{fail}' >&2; exit 1"
+    else:
+        command = f"echo '{{\"systemMessage\": \"{message}\"}}'"
+    return {"type": "command", "command": command}
+
+
+HOOK_SETTINGS = {
+    "hooks": {
+        "UserPromptSubmit": [{"hooks": [_hook("UserPromptSubmit", "Prompt logged by the probe hook")]}],
+        "PreToolUse": [{"matcher": "Bash", "hooks": [_hook("PreToolUse", "Checked by the probe hook")]}],
+        "PostToolUse": [{"matcher": "Bash", "hooks": [_hook("PostToolUse", fail="probe lint failed")]}],
+    },
+    "permissions": {"allow": ["Bash(touch:*)"]},
+}
+
+
+@sc
+def hook__messages(m, t):
+    t.prompt("BASH please")
+    t.wait_for(turn_ended, 60)
+
+
 def SCRIPT():
     return Script(
         when("THINK", thinking("Let me weigh the options.\n\nOption A is simpler.", "I pick option A.")),
@@ -579,7 +651,9 @@ def main(argv=None):
     failed = []
     for n in names:
         extra = ("--permission-mode", "plan") if n.startswith("exitplan") else ("--permission-mode", "manual")
-        base, m, t = setup(n, SCRIPT(), extra, prep=_cmds if n.startswith("command") else None)
+        prep = _cmds if n.startswith("command") else _png if n.startswith("image") else None
+        settings = HOOK_SETTINGS if n.startswith("hook") else None
+        base, m, t = setup(n, SCRIPT(), extra, settings=settings, prep=prep)
         try:
             t0 = time.monotonic()
             outs = SC[n](m, t)
