@@ -517,7 +517,7 @@ def _hook(event, message=None, fail=None):
     if fail:
         command = f"echo '{fail}' >&2; exit 1"
     else:
-        command = f"echo '{{\"systemMessage\": \"{message}\"}}'"
+        command = f'echo \'{{"systemMessage": "{message}"}}\''
     return {"type": "command", "command": command}
 
 

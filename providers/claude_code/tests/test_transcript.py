@@ -827,3 +827,41 @@ def test_while_working_it_knows_since_when_and_the_tool_it_waits_on(log: Log) ->
     assert (back.since, back.running) == ("2026-12-03T10:00:00.000Z", "")
     done = log.add(E.assistant(E.text("done"), message_id="m2"), E.turn_duration()).read()
     assert (done.state, done.since, done.running) == (RunState.IDLE, "", "")
+
+
+# -- attachments (compat §13) ---------------------------------------------------------------
+
+
+def _attachment(body: dict[str, Any]) -> bytes:
+    # The CLI writes compact JSON with the attachment key first (the fixtures are re-dumped
+    # with spaces), and the cheap skip reads these bytes before any parse.
+    entry = {"parentUuid": None, "isSidechain": False, "attachment": body, "type": "attachment"}
+    return orjson.dumps({**entry, "uuid": f"a-{body['type']}", "timestamp": E.TS}) + b"\n"
+
+
+def test_a_mentioned_file_and_hook_messages_are_read_from_the_compact_lines(log: Log) -> None:
+    result = log.add(
+        E.prompt("what is in @README.md"),
+        _attachment({"type": "file", "filename": "/w/README.md", "displayPath": "README.md"}),
+        _attachment({"type": "prompt_snapshot", "systemPrompt": ["x" * 5000]}),
+        _attachment({"type": "hook_system_message", "content": "Checked", "hookName": "PreToolUse:Bash"}),
+        _attachment({"type": "hook_blocking_error", "hookName": "Stop", "stderr": "no", "exitCode": 2}),
+    ).read()
+    assert kinds_texts(result)[1:] == [
+        (K.LIFECYCLE, "Read README.md"),
+        (K.LIFECYCLE, "PreToolUse hook (Bash): Checked"),
+        (K.LIFECYCLE, "Stop hook failed (exit status 2) and blocked it: no"),
+    ]
+    assert [m.is_error for m in result.messages[1:]] == [False, False, True]
+    assert result.stats["bookkeeping"] == 1  # the snapshot, unparsed
+    assert result.state == RunState.WORKING
+
+
+def test_a_bash_mode_line_from_the_terminal_is_the_command_and_its_output(log: Log) -> None:
+    result = log.add(
+        E.user("<bash-input>ls nope</bash-input>"),
+        E.user("<bash-stdout>a\n</bash-stdout><bash-stderr>ls: nope: \x1b[31mmissing\x1b[0m\n</bash-stderr>"),
+    ).read()
+    assert kinds_texts(result) == [(K.USER_TEXT, "! ls nope"), (K.TOOL_RESULT, "a\nls: nope: missing")]
+    assert result.messages[1].is_error and result.messages[1].tool_name == "Bash"
+    assert result.state == RunState.WORKING
