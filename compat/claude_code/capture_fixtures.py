@@ -63,7 +63,7 @@ def save(name, path, home, wt, out=None):
     print("saved", name, sum(len(l) for l in lines), "bytes", len(lines), "lines")
 
 
-def setup(name, script, extra=("--permission-mode", "manual"), settings=None, prep=None):
+def setup(name, script, extra=("--permission-mode", "manual"), settings=None, prep=None, env=None):
     base = Path(tempfile.mkdtemp(prefix=f"lab-{name}-"))
     home = base / "home"
     wt = base / "wt"
@@ -77,8 +77,9 @@ def setup(name, script, extra=("--permission-mode", "manual"), settings=None, pr
     if prep:
         prep(wt)
     m = ScriptedModel(script, log_path=str(base / "requests.jsonl")).start()
-    env = prepare_home(home, wt, base_url=m.url, settings=settings)
-    t = ClaudeTUI(env, wt)
+    full_env = prepare_home(home, wt, base_url=m.url, settings=settings)
+    full_env.update(env or {})
+    t = ClaudeTUI(full_env, wt)
     t.start(*extra)
     dt = t.wait_ready()
     print(f"[{name}] ready in {dt:.2f}s base={base}", flush=True)
@@ -428,6 +429,22 @@ def api_error__overloaded_gave_up(m, t):
     t.wait_for(_has_api_error, 120)
 
 
+# The CLI honours CLAUDE_CODE_MAX_RETRIES (compat §13): a few retries keep these captures fast.
+RETRY_ENV = {"api_error__unauthorized_gave_up": "2", "api_error__server_error_gave_up": "3"}
+
+
+@sc
+def api_error__unauthorized_gave_up(m, t):
+    t.prompt("UNAUTHORIZED please")
+    t.wait_for(_has_api_error, 120)
+
+
+@sc
+def api_error__server_error_gave_up(m, t):
+    t.prompt("BROKEN please")
+    t.wait_for(_has_api_error, 120)
+
+
 @sc
 def api_error__retried_then_replied(m, t):
     t.prompt("FLAKY please")
@@ -541,6 +558,8 @@ def SCRIPT():
     return Script(
         when("THINK", thinking("Let me weigh the options.\n\nOption A is simpler.", "I pick option A.")),
         when("OVERLOADED", api_error(529, "overloaded_error", "Overloaded")),
+        when("UNAUTHORIZED", api_error(401, "authentication_error", "invalid x-api-key")),
+        when("BROKEN", api_error(500, "api_error", "Internal server error")),
         when("FILLCONTEXT", context_full("A very long answer.")),
         when(
             "FLAKY", errors_then(2, api_error(500, "api_error", "Internal server error"), text("Recovered."))
@@ -653,7 +672,8 @@ def main(argv=None):
         extra = ("--permission-mode", "plan") if n.startswith("exitplan") else ("--permission-mode", "manual")
         prep = _cmds if n.startswith("command") else _png if n.startswith("image") else None
         settings = HOOK_SETTINGS if n.startswith("hook") else None
-        base, m, t = setup(n, SCRIPT(), extra, settings=settings, prep=prep)
+        env = {"CLAUDE_CODE_MAX_RETRIES": RETRY_ENV[n]} if n in RETRY_ENV else None
+        base, m, t = setup(n, SCRIPT(), extra, settings=settings, prep=prep, env=env)
         try:
             t0 = time.monotonic()
             outs = SC[n](m, t)

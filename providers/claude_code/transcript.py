@@ -75,6 +75,14 @@ MAX_AGENTS = 32
 RESULT_MAX_CHARS = 4000
 INPUT_MAX_CHARS = 200
 
+# compat §13: CLAUDE_CODE_MAX_RETRIES unset. The run's settings may change it, so lab names it
+# as the default, never as this run's limit.
+DEFAULT_MAX_RETRIES = 10
+RETRYING = (
+    "The API request failed; Claude Code is retrying it. Its transcript records neither the "
+    "error nor when it tries next: the run's terminal shows both."
+)
+
 INTERRUPTED_PREFIX = "[Request interrupted by user"  # compat §1, §11
 USER_REJECTED = "User rejected tool use"  # compat §2, §5: toolUseResult of a decline
 
@@ -264,6 +272,7 @@ class _Reader:
             self.pending.clear()
             self.running.clear()
             self.since = ""
+            self.last_request, self.attempt = "", 1
 
     # -- lines ----------------------------------------------------------------------------
 
@@ -730,12 +739,25 @@ class _Reader:
             return
         self.attempt += 1
         self.count("api_retry")
-        self.emit(
-            MessageKind.LIFECYCLE,
-            f"The API request failed; Claude Code is retrying it (attempt {self.attempt})",
-            timestamp=_str(e.get("timestamp")),
-            native_id=_str(e.get("id")),
-            is_error=True,
+        # One chat line per failing request, at its first retry: a message never changes once
+        # shown (the page appends by seq), so the count goes to the working status instead
+        # (retry_status), which the page re-renders as it changes.
+        if self.attempt == 2:
+            self.emit(
+                MessageKind.LIFECYCLE,
+                RETRYING,
+                timestamp=_str(e.get("timestamp")),
+                native_id=_str(e.get("id")),
+                is_error=True,
+            )
+
+    def retry_status(self) -> str:
+        """What the working status says while a request is being retried ("" if none is)."""
+        if self.attempt < 2 or not self.last_request:
+            return ""
+        return (
+            f"the API request, retry {self.attempt - 1} "
+            f"(Claude Code gives up after {DEFAULT_MAX_RETRIES} by default; the terminal says why)"
         )
 
     def queue_operation(self, e: dict[str, Any]) -> None:
@@ -805,7 +827,9 @@ def read_transcript(
         dialog=reader.dialog(),
         background=tuple(a.description or "an agent" for a in reader.agents.values()),
         since=reader.since if reader.state == RunState.WORKING else "",
-        running=next(reversed(reader.running.values()), "") if reader.state == RunState.WORKING else "",
+        running=(reader.retry_status() or next(reversed(reader.running.values()), ""))
+        if reader.state == RunState.WORKING
+        else "",
         # compat §1: enqueued, not yet dequeued. The queue also carries a finished background
         # agent's report (compat §13), which is the CLI's own turn, not the operator's prompt.
         queued=tuple(q for q in reader.queued if not q.lstrip().startswith(_NOTIFICATION)),

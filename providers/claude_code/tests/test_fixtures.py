@@ -13,7 +13,13 @@ import pytest
 from compat.claude_code.home import FIXTURES_ROOT, PINNED_VERSION, fixture_versions
 from providers.claude_code import transcript
 from providers.claude_code.dialogs import Intent, intent_for
-from providers.claude_code.tests.regen_expected import expected_path, fixture_id, fixture_paths, observed
+from providers.claude_code.tests.regen_expected import (
+    expected_path,
+    fixture_id,
+    fixture_paths,
+    line_by_line,
+    observed,
+)
 from providers.claude_code.transcript import read_transcript
 from providers.schema import Answer, Cursor, Dialog, DialogKind, MessageKind, RunState
 
@@ -196,3 +202,26 @@ def test_a_background_agents_report_is_never_shown_as_a_queued_prompt() -> None:
     read = read_transcript(str(partial), Cursor())
     assert read.stats.get("queue_enqueue") == 1  # the report was read, and is not offered as queued
     assert read.queued == ()
+
+
+@pytest.mark.parametrize(
+    ("name", "retries"),
+    [("api_error__unauthorized_gave_up", 2), ("api_error__server_error_gave_up", 3)],
+)
+def test_a_retried_request_is_one_line_and_a_status_that_counts_the_retries(name: str, retries: int) -> None:
+    # Captured with CLAUDE_CODE_MAX_RETRIES set to `retries`: one request, then that many
+    # resends, then the error the CLI gave up with. The chat gets one line for the retrying
+    # (a shown message never changes) and the error; the working status counts each retry
+    # as the CLI does (retry n, never one past the last), and is gone once the CLI gave up.
+    fixture = _fixture(name, PINNED_VERSION)
+    statuses: list[str] = []
+    for read in line_by_line(fixture):
+        if read.running and (not statuses or statuses[-1] != read.running):
+            statuses.append(read.running)
+    counted = [s.partition(" (")[0] for s in statuses]
+    assert counted == [f"the API request, retry {n}" for n in range(1, retries + 1)]
+    assert "gives up after 10 by default; the terminal says why" in statuses[-1]
+    whole = read_transcript(str(fixture), Cursor())
+    errors = [m.text for m in whole.messages if m.kind == MessageKind.LIFECYCLE]
+    assert len(errors) == 2 and errors[0] == transcript.RETRYING
+    assert (whole.state, whole.running) == (RunState.IDLE, "")

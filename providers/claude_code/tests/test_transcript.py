@@ -262,16 +262,25 @@ def _request(digest: str) -> dict[str, object]:
     return {"type": "api-request", "id": f"r-{digest}", "requestDigest": digest, "timestamp": E.TS}
 
 
-def test_a_resent_request_is_a_retry_line_as_it_happens(log: Log) -> None:
+def test_a_resent_request_is_one_retry_line_and_a_status_that_counts(log: Log) -> None:
     first = log.add(E.prompt("go"), _request("d1")).read()
     assert kinds_texts(first) == [(K.USER_TEXT, "go")]
+    assert first.running == ""
     second = log.add(_request("d1")).read()
-    assert kinds_texts(second) == [
-        (K.LIFECYCLE, "The API request failed; Claude Code is retrying it (attempt 2)")
-    ]
+    assert kinds_texts(second) == [(K.LIFECYCLE, transcript.RETRYING)]
     assert second.state == RunState.WORKING
+    assert second.running.startswith("the API request, retry 1 (")
     third = log.add(_request("d1")).read()
-    assert "attempt 3" in third.messages[0].text
+    assert third.messages == []  # the line shown stays; the status counts on
+    assert third.running.startswith("the API request, retry 2 (")
+    replied = log.add(E.assistant(E.text("done"), message_id="m1")).read()
+    assert (replied.state, replied.running) == (RunState.IDLE, "")
+
+
+def test_an_interrupted_retry_leaves_no_count_for_the_next_turn(log: Log) -> None:
+    log.add(E.prompt("go"), _request("d1"), _request("d1")).read()
+    log.add(E.user("[Request interrupted by user]")).read()
+    assert log.add(E.prompt("again")).read().running == ""
 
 
 def test_a_new_request_after_a_response_is_not_a_retry(log: Log) -> None:
