@@ -9,7 +9,7 @@ key recipes (the harness may watch its own pane), and saves every transcript fil
 """
 
 # ruff: noqa
-import argparse, json, shutil, subprocess, tempfile, time
+import argparse, json, re, shutil, struct, subprocess, tempfile, time, zlib
 from pathlib import Path
 
 from compat.claude_code.home import fixtures_dir, installed_version, prepare_home, project_dir_name
@@ -63,7 +63,7 @@ def save(name, path, home, wt, out=None):
     print("saved", name, sum(len(l) for l in lines), "bytes", len(lines), "lines")
 
 
-def setup(name, script, extra=("--permission-mode", "manual"), settings=None, prep=None):
+def setup(name, script, extra=("--permission-mode", "manual"), settings=None, prep=None, env=None):
     base = Path(tempfile.mkdtemp(prefix=f"lab-{name}-"))
     home = base / "home"
     wt = base / "wt"
@@ -77,8 +77,9 @@ def setup(name, script, extra=("--permission-mode", "manual"), settings=None, pr
     if prep:
         prep(wt)
     m = ScriptedModel(script, log_path=str(base / "requests.jsonl")).start()
-    env = prepare_home(home, wt, base_url=m.url, settings=settings)
-    t = ClaudeTUI(env, wt)
+    full_env = prepare_home(home, wt, base_url=m.url, settings=settings)
+    full_env.update(env or {})
+    t = ClaudeTUI(full_env, wt)
     t.start(*extra)
     dt = t.wait_ready()
     print(f"[{name}] ready in {dt:.2f}s base={base}", flush=True)
@@ -428,6 +429,22 @@ def api_error__overloaded_gave_up(m, t):
     t.wait_for(_has_api_error, 120)
 
 
+# The CLI honours CLAUDE_CODE_MAX_RETRIES (compat §13): a few retries keep these captures fast.
+RETRY_ENV = {"api_error__unauthorized_gave_up": "2", "api_error__server_error_gave_up": "3"}
+
+
+@sc
+def api_error__unauthorized_gave_up(m, t):
+    t.prompt("UNAUTHORIZED please")
+    t.wait_for(_has_api_error, 120)
+
+
+@sc
+def api_error__server_error_gave_up(m, t):
+    t.prompt("BROKEN please")
+    t.wait_for(_has_api_error, 120)
+
+
 @sc
 def api_error__retried_then_replied(m, t):
     t.prompt("FLAKY please")
@@ -465,10 +482,84 @@ def agent__background(m, t):
     return [("agent__background", t.transcript_path), ("agent__background_subagent", sub)]
 
 
+def _bash_mode(t, command):
+    """Bash mode typed in the TUI itself: "!" switches the composer, then the command."""
+    t.send_literal("!")
+    t.wait_pane(r"bash mode|! ", 10, settle=0.3)
+    t.send_literal(command)
+    t.wait_pane(re.escape(command), 10, settle=0.3)
+    t.send_keys("Enter")
+
+
+@sc
+def bash_mode__typed(m, t):
+    _bash_mode(t, "ls")
+    t.wait_for(turn_ended, 30)
+    _bash_mode(t, "ls no-such-file")
+    t.wait_for(lambda ls: count_turn_durations(ls) >= 2, 30)
+
+
+@sc
+def mention__file(m, t):
+    # An @-mention typed in the composer: the CLI reads the file itself and records it as an
+    # attachment entry beside the prompt.
+    t.send_literal("what is in @README.md")
+    t.wait_pane(r"@README\.md", 10, settle=1.0)
+    t.send_keys("Escape")  # close the file completion, keep the text
+    t.send_literal(" ")
+    t.send_keys("Enter")
+    t.wait_for(turn_ended, 30)
+
+
+def _png(wt):
+    # The smallest valid PNG (1x1, one red pixel), so the CLI attaches it as an image.
+    def chunk(kind, data):
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    header = struct.pack(">IIBBBBB", 1, 1, 8, 2, 0, 0, 0)
+    body = chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(b"\x00\xff\x00\x00")) + chunk(b"IEND", b"")
+    (wt / "shot.png").write_bytes(b"\x89PNG\r\n\x1a\n" + body)
+
+
+@sc
+def image__pasted_path(m, t):
+    t.send_paste(str(t.cwd / "shot.png"))
+    t.wait_pane(r"\[Image #1\]", 10, settle=0.5)
+    t.send_literal(" describe it")
+    t.send_keys("Enter")
+    t.wait_for(turn_ended, 30)
+
+
+def _hook(event, message=None, fail=None):
+    if fail:
+        command = f"echo '{fail}' >&2; exit 1"
+    else:
+        command = f'echo \'{{"systemMessage": "{message}"}}\''
+    return {"type": "command", "command": command}
+
+
+HOOK_SETTINGS = {
+    "hooks": {
+        "UserPromptSubmit": [{"hooks": [_hook("UserPromptSubmit", "Prompt logged by the probe hook")]}],
+        "PreToolUse": [{"matcher": "Bash", "hooks": [_hook("PreToolUse", "Checked by the probe hook")]}],
+        "PostToolUse": [{"matcher": "Bash", "hooks": [_hook("PostToolUse", fail="probe lint failed")]}],
+    },
+    "permissions": {"allow": ["Bash(touch:*)"]},
+}
+
+
+@sc
+def hook__messages(m, t):
+    t.prompt("BASH please")
+    t.wait_for(turn_ended, 60)
+
+
 def SCRIPT():
     return Script(
         when("THINK", thinking("Let me weigh the options.\n\nOption A is simpler.", "I pick option A.")),
         when("OVERLOADED", api_error(529, "overloaded_error", "Overloaded")),
+        when("UNAUTHORIZED", api_error(401, "authentication_error", "invalid x-api-key")),
+        when("BROKEN", api_error(500, "api_error", "Internal server error")),
         when("FILLCONTEXT", context_full("A very long answer.")),
         when(
             "FLAKY", errors_then(2, api_error(500, "api_error", "Internal server error"), text("Recovered."))
@@ -579,7 +670,10 @@ def main(argv=None):
     failed = []
     for n in names:
         extra = ("--permission-mode", "plan") if n.startswith("exitplan") else ("--permission-mode", "manual")
-        base, m, t = setup(n, SCRIPT(), extra, prep=_cmds if n.startswith("command") else None)
+        prep = _cmds if n.startswith("command") else _png if n.startswith("image") else None
+        settings = HOOK_SETTINGS if n.startswith("hook") else None
+        env = {"CLAUDE_CODE_MAX_RETRIES": RETRY_ENV[n]} if n in RETRY_ENV else None
+        base, m, t = setup(n, SCRIPT(), extra, settings=settings, prep=prep, env=env)
         try:
             t0 = time.monotonic()
             outs = SC[n](m, t)

@@ -75,6 +75,14 @@ MAX_AGENTS = 32
 RESULT_MAX_CHARS = 4000
 INPUT_MAX_CHARS = 200
 
+# compat §13: CLAUDE_CODE_MAX_RETRIES unset. The run's settings may change it, so lab names it
+# as the default, never as this run's limit.
+DEFAULT_MAX_RETRIES = 10
+RETRYING = (
+    "The API request failed; Claude Code is retrying it. Its transcript records neither the "
+    "error nor when it tries next: the run's terminal shows both."
+)
+
 INTERRUPTED_PREFIX = "[Request interrupted by user"  # compat §1, §11
 USER_REJECTED = "User rejected tool use"  # compat §2, §5: toolUseResult of a decline
 
@@ -99,6 +107,21 @@ AGENT_TOOLS = frozenset({"Agent", "Task"})
 _SUMMARY_LEAD = "The summary below covers the earlier portion of the conversation."
 _SUMMARY_TAIL = "\n\nIf you need specific details from before compaction"
 _TUI_SUMMARY_HINT = " (ctrl+o to see full summary)"
+# compat §13: bash mode typed in the terminal ("!cmd") records the command, then its output.
+_BASH_INPUT = re.compile(r"<bash-input>(.*?)(?:</bash-input>|\Z)", re.S)
+_BASH_STDOUT = re.compile(r"<bash-stdout>(.*?)(?:</bash-stdout>|\Z)", re.S)
+_BASH_STDERR = re.compile(r"<bash-stderr>(.*?)(?:</bash-stderr>|\Z)", re.S)
+# compat §13: a pasted image path adds an isMeta row naming the file the image came from.
+_IMAGE_SOURCE = re.compile(r"^\[Image: source: (.+)\]$", re.M)
+_IMAGE_REF = "[Image #"
+# compat §13: the attachment entries that carry something the operator sees in the TUI (a
+# mentioned file read, a hook's message or failure); every other attachment is context for
+# the model and stays skipped unparsed.
+_SHOWN_ATTACHMENTS = frozenset(
+    {b"file", b"hook_system_message", b"hook_non_blocking_error", b"hook_blocking_error"}
+)
+_ATTACHMENT_TYPE = re.compile(rb'\s*"type":\s*"([a-z_]{1,40})"')
+_HOOK_FAILED_LEAD = "Failed with non-blocking status code: "
 _REMINDER = re.compile(r"<system-reminder>.*?</system-reminder>\n?", re.S)
 _ANALYSIS = re.compile(r"<analysis>.*?</analysis>\s*", re.S)
 _SUMMARY_TAG = re.compile(r"</?summary>")
@@ -249,6 +272,7 @@ class _Reader:
             self.pending.clear()
             self.running.clear()
             self.since = ""
+            self.last_request, self.attempt = "", 1
 
     # -- lines ----------------------------------------------------------------------------
 
@@ -277,7 +301,9 @@ class _Reader:
         if not raw or raw.isspace():
             return
         cheap = _cheap_type(raw)
-        if cheap in _BOOKKEEPING and not (cheap == b"attachment" and self.mode_check[0]):
+        if cheap == b"attachment" and (self.mode_check[0] or _attachment_type(raw) in _SHOWN_ATTACHMENTS):
+            cheap = None
+        if cheap in _BOOKKEEPING:
             self.bookkeeping += 1
             return
         try:
@@ -309,6 +335,8 @@ class _Reader:
             self.check_mode(e)
         if kind == "api-request":
             self.api_request(e)
+        elif kind == "attachment":
+            self.attachment(e)
         elif kind == "user":
             self.user(e)
         elif kind == "assistant":
@@ -363,6 +391,7 @@ class _Reader:
             # entries (the caveat, /context's markdown) are not human text.
             if e.get("turnCompanion") is True:
                 self.settle(RunState.WORKING, _str(e.get("timestamp")))
+            self.image_sources(e, uuid)
             return
         message = e.get("message")
         if e.get("isCompactSummary") is True:
@@ -382,6 +411,10 @@ class _Reader:
             return
         if not isinstance(content, list):
             return
+        # compat §13: a prompt with pasted images says "[Image #1]" in its text; the image
+        # blocks beside it are those, not another message.
+        texts = [_str(b.get("text")) for b in content if isinstance(b, dict) and b.get("type") == "text"]
+        referenced = any(_IMAGE_REF in t for t in texts)
         for block in content:
             if not isinstance(block, dict):
                 continue
@@ -390,7 +423,7 @@ class _Reader:
                 self.tool_result(block, e, stamp)
             elif block_type == "text":
                 self.user_text(_str(block.get("text")), stamp, uuid)
-            elif block_type == "image":
+            elif block_type == "image" and not referenced:
                 self.emit(MessageKind.USER_TEXT, "[image]", timestamp=stamp, native_id=uuid)
 
     def user_text(self, text: str, stamp: str, uuid: str) -> None:
@@ -401,7 +434,7 @@ class _Reader:
             self.emit(MessageKind.LIFECYCLE, text.strip("[]"), timestamp=stamp, native_id=uuid)
             self.settle(RunState.IDLE)
             return
-        if "<" in text and self.local_command(text, stamp, uuid):
+        if "<" in text and (self.bash_mode(text, stamp, uuid) or self.local_command(text, stamp, uuid)):
             return
         text = _unwrap_paste(text).strip("\n")
         if not text.strip():
@@ -432,6 +465,47 @@ class _Reader:
         )
         self.pending.clear()
         self.settle(RunState.WORKING, stamp)  # the agent's turn, not the operator's: the model answers
+
+    def image_sources(self, e: dict[str, Any], uuid: str) -> None:
+        """compat §13: the isMeta row a pasted image path adds, "[Image: source: <path>]"."""
+        message = e.get("message")
+        content = message.get("content") if isinstance(message, dict) else None
+        text = content if isinstance(content, str) else _result_text(content)
+        for found in _IMAGE_SOURCE.finditer(text):
+            self.emit(
+                MessageKind.LIFECYCLE,
+                f"Attached the image {found.group(1).strip()}",
+                timestamp=_str(e.get("timestamp")),
+                native_id=uuid,
+            )
+
+    def bash_mode(self, text: str, stamp: str, uuid: str) -> bool:
+        """compat §13: a command typed in the terminal's bash mode and its output. True if
+        `text` was one. The operator typed it, so it is their message, shown as the TUI does."""
+        lead = text.lstrip()
+        if lead.startswith("<bash-input>"):
+            found = _BASH_INPUT.search(text)
+            command = found.group(1).strip() if found else ""
+            self.emit(MessageKind.USER_TEXT, f"! {command}", timestamp=stamp, native_id=uuid)
+            self.pending.clear()
+            self.settle(RunState.WORKING, stamp)  # the command runs, then the model is called
+            return True
+        if not lead.startswith(("<bash-stdout>", "<bash-stderr>")):
+            return False
+        out, err = (
+            _ANSI.sub("", found.group(1)).strip("\n") if (found := pattern.search(text)) else ""
+            for pattern in (_BASH_STDOUT, _BASH_STDERR)
+        )
+        output = "\n".join(part for part in (out, err) if part.strip()) or "(no output)"
+        self.emit(
+            MessageKind.TOOL_RESULT,
+            _truncate(output, RESULT_MAX_CHARS),
+            tool_name="Bash",
+            timestamp=stamp,
+            native_id=uuid,
+            is_error=bool(err.strip()),
+        )
+        return True
 
     def local_command(self, text: str, stamp: str, uuid: str) -> bool:
         """A command echo, its output or its caveat (compat §6). True if `text` was one."""
@@ -576,6 +650,43 @@ class _Reader:
         if dialog is not None:
             put_bounded(self.pending, tool_use_id, PendingTool(tool_use_id, name, dialog), MAX_PENDING)
 
+    # -- attachments ----------------------------------------------------------------------
+
+    def attachment(self, e: dict[str, Any]) -> None:
+        """compat §13: a file an @-mention made the CLI read, and what hooks said."""
+        attachment = e.get("attachment")
+        if not isinstance(attachment, dict):
+            return
+        uuid = _str(e.get("uuid"))
+        if uuid and self.seen(f"u:{uuid}"):
+            return
+        kind = attachment.get("type")
+        stamp = _str(e.get("timestamp"))
+        if kind == "file":
+            path = _str(attachment.get("displayPath")) or _str(attachment.get("filename"))
+            if path:
+                self.emit(MessageKind.LIFECYCLE, f"Read {path}", timestamp=stamp, native_id=uuid)
+            return
+        if kind not in ("hook_system_message", "hook_non_blocking_error", "hook_blocking_error"):
+            return
+        # hookName is "<event>:<tool>" for tool hooks, "<event>" for the others.
+        event, _, tool = _str(attachment.get("hookName")).partition(":")
+        event = _str(attachment.get("hookEvent")) or event or "A"
+        label = f"{event} hook" + (f" ({tool})" if tool else "")
+        if kind == "hook_system_message":
+            said = _ANSI.sub("", _str(attachment.get("content"))).strip()
+            if said:
+                self.emit(MessageKind.LIFECYCLE, f"{label}: {said}", timestamp=stamp, native_id=uuid)
+            return
+        code = attachment.get("exitCode")
+        status = f" (exit status {code})" if isinstance(code, int) and not isinstance(code, bool) else ""
+        said = _ANSI.sub("", _str(attachment.get("stderr")) or _str(attachment.get("content"))).strip()
+        said = said.removeprefix(_HOOK_FAILED_LEAD)
+        blocked = " and blocked it" if kind == "hook_blocking_error" else ""
+        line = f"{label} failed{status}{blocked}" + (f": {_one_line(said)}" if said else "")
+        detail = said if _one_line(said) != said else ""  # a long or multi-line stderr in full
+        self.emit(MessageKind.LIFECYCLE, line, timestamp=stamp, native_id=uuid, is_error=True, detail=detail)
+
     # -- system and queue -----------------------------------------------------------------
 
     def system(self, e: dict[str, Any]) -> None:
@@ -628,12 +739,25 @@ class _Reader:
             return
         self.attempt += 1
         self.count("api_retry")
-        self.emit(
-            MessageKind.LIFECYCLE,
-            f"The API request failed; Claude Code is retrying it (attempt {self.attempt})",
-            timestamp=_str(e.get("timestamp")),
-            native_id=_str(e.get("id")),
-            is_error=True,
+        # One chat line per failing request, at its first retry: a message never changes once
+        # shown (the page appends by seq), so the count goes to the working status instead
+        # (retry_status), which the page re-renders as it changes.
+        if self.attempt == 2:
+            self.emit(
+                MessageKind.LIFECYCLE,
+                RETRYING,
+                timestamp=_str(e.get("timestamp")),
+                native_id=_str(e.get("id")),
+                is_error=True,
+            )
+
+    def retry_status(self) -> str:
+        """What the working status says while a request is being retried ("" if none is)."""
+        if self.attempt < 2 or not self.last_request:
+            return ""
+        return (
+            f"the API request, retry {self.attempt - 1} "
+            f"(Claude Code gives up after {DEFAULT_MAX_RETRIES} by default; the terminal says why)"
         )
 
     def queue_operation(self, e: dict[str, Any]) -> None:
@@ -703,7 +827,9 @@ def read_transcript(
         dialog=reader.dialog(),
         background=tuple(a.description or "an agent" for a in reader.agents.values()),
         since=reader.since if reader.state == RunState.WORKING else "",
-        running=next(reversed(reader.running.values()), "") if reader.state == RunState.WORKING else "",
+        running=(reader.retry_status() or next(reversed(reader.running.values()), ""))
+        if reader.state == RunState.WORKING
+        else "",
         # compat §1: enqueued, not yet dequeued. The queue also carries a finished background
         # agent's report (compat §13), which is the CLI's own turn, not the operator's prompt.
         queued=tuple(q for q in reader.queued if not q.lstrip().startswith(_NOTIFICATION)),
@@ -750,6 +876,17 @@ def _cheap_type(raw: bytes) -> bytes | None:
 
 
 # -- shapes -----------------------------------------------------------------------------------
+
+
+def _attachment_type(raw: bytes) -> bytes | None:
+    """The nested attachment's "type" of a line _cheap_type called an attachment (its object
+    follows the key at once: compat §1), or None."""
+    at = raw.find(b'"attachment":', 0, _HEAD_BYTES)
+    brace = raw.find(b"{", at + 13, at + 32) if at >= 0 else -1
+    if brace < 0:
+        return None
+    found = _ATTACHMENT_TYPE.match(raw, brace + 1, brace + 80)
+    return found.group(1) if found else None
 
 
 def _str(value: object) -> str:

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from compat.adapter import AdapterRun
+from compat.claude_code.adapter import spawn_adapter_run
 from compat.claude_code.scripted_model import (
     api_error,
     context_full,
@@ -21,7 +22,9 @@ from compat.claude_code.scripted_model import (
     tool_use,
     when,
 )
+from providers.claude_code.transcript import RETRYING
 from providers.schema import Cursor, MessageKind, RunState
+from providers.tmux import Tmux
 
 pytestmark = pytest.mark.live
 
@@ -43,7 +46,7 @@ def test_thinking_is_its_own_message_before_the_reply(scripted_model, live_run):
     ]
 
 
-def test_each_retry_is_a_line_and_a_recovered_request_replies(scripted_model, live_run):
+def test_a_retried_request_is_one_line_and_a_recovered_request_replies(scripted_model, live_run):
     scripted_model.script.add(
         when(
             "FLAKY", errors_then(2, api_error(500, "api_error", "Internal server error"), text("Recovered."))
@@ -51,9 +54,8 @@ def test_each_retry_is_a_line_and_a_recovered_request_replies(scripted_model, li
     )
     live_run.provider.reply(live_run.handle, "FLAKY please")
     live_run.wait(lambda r: _idle_after(r, K.ASSISTANT_TEXT, "Recovered."), 120, "the reply after retries")
-    assert [(m.kind, m.is_error, m.text[-11:]) for m in live_run.messages[1:]] == [
-        (K.LIFECYCLE, True, "(attempt 2)"),
-        (K.LIFECYCLE, True, "(attempt 3)"),
+    assert [(m.kind, m.is_error, m.text) for m in live_run.messages[1:]] == [
+        (K.LIFECYCLE, True, RETRYING),
         (K.ASSISTANT_TEXT, False, "Recovered."),
     ]
     assert [e.get("error_status") for e in scripted_model.turn_requests()] == [500, 500, None]
@@ -65,9 +67,40 @@ def test_an_error_the_cli_gives_up_on_is_an_error_line_and_the_run_goes_idle(scr
     live_run.wait(lambda r: _idle_after(r, K.LIFECYCLE, "API Error: Repeated 529"), 120, "the error")
     assert not live_run.texts(K.ASSISTANT_TEXT)
     assert live_run.messages[-1].is_error
-    # compat §13: 2.1.328 gives up on 529 after three attempts, each one an api-request entry.
-    assert len(live_run.texts(K.LIFECYCLE)) == 3
+    # compat §13: 2.1.328 gives up on 529 after three attempts, each one an api-request entry;
+    # the retrying is one line.
+    assert live_run.texts(K.LIFECYCLE)[:-1] == [RETRYING]
     assert len(scripted_model.turn_requests()) == 3
+
+
+def test_a_rejected_key_is_retried_under_one_line_and_a_status_that_counts(
+    scripted_model, adapter_settings, claude_home, tmp_path
+):
+    # The case, shortened: the CLI retries a 401 ("invalid x-api-key") up to
+    # CLAUDE_CODE_MAX_RETRIES times (here 3, through lab's own LAB_AGENT_ENV).
+    adapter_settings.LAB_AGENT_ENV = {**adapter_settings.LAB_AGENT_ENV, "CLAUDE_CODE_MAX_RETRIES": "3"}
+    scripted_model.script.add(when("KEY", api_error(401, "authentication_error", "invalid x-api-key")))
+    run = spawn_adapter_run(tmp_path, claude_home.worktree)
+    statuses: list[str] = []
+
+    def gave_up(r: AdapterRun) -> bool:
+        if r.last and r.last.running and r.last.running not in statuses:
+            statuses.append(r.last.running)
+        return _idle_after(r, K.LIFECYCLE, "Invalid API key")
+
+    try:
+        run.provider.reply(run.handle, "KEY please")
+        run.wait(gave_up, 120, "the error the CLI gave up with")
+    finally:
+        Tmux(run.handle.tmux_socket).kill_server()
+    assert [(m.kind, m.is_error) for m in run.messages[1:]] == [(K.LIFECYCLE, True), (K.LIFECYCLE, True)]
+    assert run.messages[1].text == RETRYING
+    assert [e.get("error_status") for e in scripted_model.turn_requests()] == [401] * 4
+    # Polled every 50 ms: the first retries (0.5 s and more apart) are seen, in order; the
+    # last one's error comes within milliseconds (the fixture test reads every count). None
+    # is past the CLI's last.
+    counts = [int(s.removeprefix("the API request, retry ").partition(" ")[0]) for s in statuses]
+    assert counts[:2] == [1, 2] and counts == sorted(set(counts)) and counts[-1] <= 3
 
 
 def test_compaction_is_a_boundary_and_a_summary_and_the_conversation_goes_on(scripted_model, live_run):

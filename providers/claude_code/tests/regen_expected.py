@@ -21,7 +21,7 @@ from compat.claude_code.home import fixture_paths
 from providers.claude_code.transcript import read_transcript
 from providers.schema import Cursor, Dialog, Message, TranscriptRead
 
-__all__ = ["expected_path", "fixture_id", "fixture_paths", "observed"]
+__all__ = ["expected_path", "fixture_id", "fixture_paths", "line_by_line", "observed"]
 
 
 def _message(message: Message) -> dict[str, Any]:
@@ -74,7 +74,7 @@ def observed(path: Path) -> dict[str, Any]:
 def _dialogs_seen(path: Path) -> list[dict[str, Any] | None]:
     """Every pending dialog a watcher reading line by line would have shown, in order."""
     seen: list[dict[str, Any] | None] = []
-    for result in _line_by_line(path):
+    for result in line_by_line(path):
         shown = _dialog(result.dialog)
         if shown is not None and (not seen or seen[-1] != shown):
             seen.append(shown)
@@ -85,14 +85,14 @@ def _background_seen(path: Path) -> list[list[str]]:
     """Every distinct set of background work a watcher reading line by line would have shown
     (empty when the fixture never has any)."""
     seen: list[list[str]] = []
-    for result in _line_by_line(path):
+    for result in line_by_line(path):
         shown = list(result.background)
         if not seen or seen[-1] != shown:
             seen.append(shown)
     return seen if any(seen) else []
 
 
-def _line_by_line(path: Path) -> Iterator[TranscriptRead]:
+def line_by_line(path: Path) -> Iterator[TranscriptRead]:
     """The reader's result after each line of `path` is appended to a growing copy."""
     with tempfile.TemporaryDirectory() as tmp:
         growing = Path(tmp) / path.name

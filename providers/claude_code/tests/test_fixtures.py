@@ -13,7 +13,13 @@ import pytest
 from compat.claude_code.home import FIXTURES_ROOT, PINNED_VERSION, fixture_versions
 from providers.claude_code import transcript
 from providers.claude_code.dialogs import Intent, intent_for
-from providers.claude_code.tests.regen_expected import expected_path, fixture_id, fixture_paths, observed
+from providers.claude_code.tests.regen_expected import (
+    expected_path,
+    fixture_id,
+    fixture_paths,
+    line_by_line,
+    observed,
+)
 from providers.claude_code.transcript import read_transcript
 from providers.schema import Answer, Cursor, Dialog, DialogKind, MessageKind, RunState
 
@@ -79,10 +85,13 @@ def test_the_cheap_skip_only_skips_bookkeeping(fixture: Path) -> None:
 
 def test_every_version_ever_pinned_keeps_every_scenario() -> None:
     # Runs started under 2.1.328 stay readable after the upgrade: its captures are kept, and
-    # every version has the same scenarios, so each reader test runs on each version.
+    # the pinned version has every scenario an older one has, so each reader test of an old
+    # scenario runs on each version. A shape first captured under a later pin (the binary of
+    # an older one is gone) is captured from that pin on.
     assert {"2.1.328", PINNED_VERSION} <= set(VERSIONS)
-    scenarios = {v: sorted(p.stem for p in FIXTURES if p.parent.name == v) for v in VERSIONS}
-    assert all(names == scenarios[PINNED_VERSION] for names in scenarios.values()), scenarios
+    scenarios = {v: {p.stem for p in FIXTURES if p.parent.name == v} for v in VERSIONS}
+    missing = {v: sorted(names - scenarios[PINNED_VERSION]) for v, names in scenarios.items()}
+    assert all(not names for names in missing.values()), missing
 
 
 def _fixture(name: str, version: str) -> Path:
@@ -193,3 +202,26 @@ def test_a_background_agents_report_is_never_shown_as_a_queued_prompt() -> None:
     read = read_transcript(str(partial), Cursor())
     assert read.stats.get("queue_enqueue") == 1  # the report was read, and is not offered as queued
     assert read.queued == ()
+
+
+@pytest.mark.parametrize(
+    ("name", "retries"),
+    [("api_error__unauthorized_gave_up", 2), ("api_error__server_error_gave_up", 3)],
+)
+def test_a_retried_request_is_one_line_and_a_status_that_counts_the_retries(name: str, retries: int) -> None:
+    # Captured with CLAUDE_CODE_MAX_RETRIES set to `retries`: one request, then that many
+    # resends, then the error the CLI gave up with. The chat gets one line for the retrying
+    # (a shown message never changes) and the error; the working status counts each retry
+    # as the CLI does (retry n, never one past the last), and is gone once the CLI gave up.
+    fixture = _fixture(name, PINNED_VERSION)
+    statuses: list[str] = []
+    for read in line_by_line(fixture):
+        if read.running and (not statuses or statuses[-1] != read.running):
+            statuses.append(read.running)
+    counted = [s.partition(" (")[0] for s in statuses]
+    assert counted == [f"the API request, retry {n}" for n in range(1, retries + 1)]
+    assert "gives up after 10 by default; the terminal says why" in statuses[-1]
+    whole = read_transcript(str(fixture), Cursor())
+    errors = [m.text for m in whole.messages if m.kind == MessageKind.LIFECYCLE]
+    assert len(errors) == 2 and errors[0] == transcript.RETRYING
+    assert (whole.state, whole.running) == (RunState.IDLE, "")

@@ -262,16 +262,25 @@ def _request(digest: str) -> dict[str, object]:
     return {"type": "api-request", "id": f"r-{digest}", "requestDigest": digest, "timestamp": E.TS}
 
 
-def test_a_resent_request_is_a_retry_line_as_it_happens(log: Log) -> None:
+def test_a_resent_request_is_one_retry_line_and_a_status_that_counts(log: Log) -> None:
     first = log.add(E.prompt("go"), _request("d1")).read()
     assert kinds_texts(first) == [(K.USER_TEXT, "go")]
+    assert first.running == ""
     second = log.add(_request("d1")).read()
-    assert kinds_texts(second) == [
-        (K.LIFECYCLE, "The API request failed; Claude Code is retrying it (attempt 2)")
-    ]
+    assert kinds_texts(second) == [(K.LIFECYCLE, transcript.RETRYING)]
     assert second.state == RunState.WORKING
+    assert second.running.startswith("the API request, retry 1 (")
     third = log.add(_request("d1")).read()
-    assert "attempt 3" in third.messages[0].text
+    assert third.messages == []  # the line shown stays; the status counts on
+    assert third.running.startswith("the API request, retry 2 (")
+    replied = log.add(E.assistant(E.text("done"), message_id="m1")).read()
+    assert (replied.state, replied.running) == (RunState.IDLE, "")
+
+
+def test_an_interrupted_retry_leaves_no_count_for_the_next_turn(log: Log) -> None:
+    log.add(E.prompt("go"), _request("d1"), _request("d1")).read()
+    log.add(E.user("[Request interrupted by user]")).read()
+    assert log.add(E.prompt("again")).read().running == ""
 
 
 def test_a_new_request_after_a_response_is_not_a_retry(log: Log) -> None:
@@ -827,3 +836,41 @@ def test_while_working_it_knows_since_when_and_the_tool_it_waits_on(log: Log) ->
     assert (back.since, back.running) == ("2026-12-03T10:00:00.000Z", "")
     done = log.add(E.assistant(E.text("done"), message_id="m2"), E.turn_duration()).read()
     assert (done.state, done.since, done.running) == (RunState.IDLE, "", "")
+
+
+# -- attachments (compat §13) ---------------------------------------------------------------
+
+
+def _attachment(body: dict[str, Any]) -> bytes:
+    # The CLI writes compact JSON with the attachment key first (the fixtures are re-dumped
+    # with spaces), and the cheap skip reads these bytes before any parse.
+    entry = {"parentUuid": None, "isSidechain": False, "attachment": body, "type": "attachment"}
+    return orjson.dumps({**entry, "uuid": f"a-{body['type']}", "timestamp": E.TS}) + b"\n"
+
+
+def test_a_mentioned_file_and_hook_messages_are_read_from_the_compact_lines(log: Log) -> None:
+    result = log.add(
+        E.prompt("what is in @README.md"),
+        _attachment({"type": "file", "filename": "/w/README.md", "displayPath": "README.md"}),
+        _attachment({"type": "prompt_snapshot", "systemPrompt": ["x" * 5000]}),
+        _attachment({"type": "hook_system_message", "content": "Checked", "hookName": "PreToolUse:Bash"}),
+        _attachment({"type": "hook_blocking_error", "hookName": "Stop", "stderr": "no", "exitCode": 2}),
+    ).read()
+    assert kinds_texts(result)[1:] == [
+        (K.LIFECYCLE, "Read README.md"),
+        (K.LIFECYCLE, "PreToolUse hook (Bash): Checked"),
+        (K.LIFECYCLE, "Stop hook failed (exit status 2) and blocked it: no"),
+    ]
+    assert [m.is_error for m in result.messages[1:]] == [False, False, True]
+    assert result.stats["bookkeeping"] == 1  # the snapshot, unparsed
+    assert result.state == RunState.WORKING
+
+
+def test_a_bash_mode_line_from_the_terminal_is_the_command_and_its_output(log: Log) -> None:
+    result = log.add(
+        E.user("<bash-input>ls nope</bash-input>"),
+        E.user("<bash-stdout>a\n</bash-stdout><bash-stderr>ls: nope: \x1b[31mmissing\x1b[0m\n</bash-stderr>"),
+    ).read()
+    assert kinds_texts(result) == [(K.USER_TEXT, "! ls nope"), (K.TOOL_RESULT, "a\nls: nope: missing")]
+    assert result.messages[1].is_error and result.messages[1].tool_name == "Bash"
+    assert result.state == RunState.WORKING
