@@ -64,29 +64,16 @@ def reply_lock(run: RunHandle, *, wait: float = 0.0) -> Iterator[None]:
     into the new one), and raises ReplyRefused, nothing sent, if the first is not done in
     `wait` seconds: a different send holds the turn, so no second copy of this one is at
     stake."""
-    if not run.spool_dir:
+    busy: Exception = (
+        ReplyRefused(
+            f"Another message to this run was still being sent after {wait:.0f} s, so "
+            "yours was not sent. Send it again once that one is in the chat."
+        )
+        if wait
+        else ReplyInFlight("Another message to this run is being sent: wait for it.")
+    )
+    with _spool_lock(run, ".reply.lock", wait=wait, busy=busy):
         yield
-        return
-    Path(run.spool_dir).mkdir(parents=True, exist_ok=True, mode=0o700)
-    fd = os.open(os.path.join(run.spool_dir, ".reply.lock"), os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        deadline = time.monotonic() + wait
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if not wait:
-                    raise ReplyInFlight("Another message to this run is being sent: wait for it.") from None
-                if time.monotonic() >= deadline:
-                    raise ReplyRefused(
-                        f"Another message to this run was still being sent after {wait:.0f} s, so "
-                        "yours was not sent. Send it again once that one is in the chat."
-                    ) from None
-                time.sleep(_KEYS_POLL_S)
-        yield
-    finally:
-        os.close(fd)  # releases the lock
 
 
 # A keys_lock holder is an interrupt (milliseconds) or an answer's last check and keys (a paste
@@ -101,11 +88,27 @@ def keys_lock(run: RunHandle, *, busy: str, wait: float = KEYS_LOCK_WAIT_S) -> I
     the host: an Esc landing between an answer's last check and its first key answers the
     prompt itself, and the answer's keys then land in the composer as a new prompt. Waits up to
     `wait` for the other holder, then raises ReplyInFlight(busy), nothing sent."""
+    with _spool_lock(run, ".keys.lock", wait=wait, busy=ReplyInFlight(busy)):
+        yield
+
+
+@contextlib.contextmanager
+def _spool_lock(run: RunHandle, name: str, *, wait: float, busy: Exception) -> Iterator[None]:
+    """An exclusive flock on `name` in the run's spool, taken within `wait` seconds (0: now or
+    never), else `busy` is raised. The agent can write in the spool: the lock file is never
+    opened through a link, nor waited on if it is a FIFO."""
     if not run.spool_dir:
         yield
         return
     Path(run.spool_dir).mkdir(parents=True, exist_ok=True, mode=0o700)
-    fd = os.open(os.path.join(run.spool_dir, ".keys.lock"), os.O_RDWR | os.O_CREAT, 0o600)
+    flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    try:
+        fd = os.open(os.path.join(run.spool_dir, name), flags, 0o600)
+    except OSError as exc:
+        raise ReplyRefused(
+            f"The run's {name} is not a file lab will open ({exc.strerror}): something other than "
+            "lab put it there. Nothing was sent."
+        ) from None
     try:
         deadline = time.monotonic() + wait
         while True:
@@ -114,7 +117,7 @@ def keys_lock(run: RunHandle, *, busy: str, wait: float = KEYS_LOCK_WAIT_S) -> I
                 break
             except BlockingIOError:
                 if time.monotonic() >= deadline:
-                    raise ReplyInFlight(busy) from None
+                    raise busy from None
                 time.sleep(_KEYS_POLL_S)
         yield
     finally:
@@ -125,18 +128,28 @@ def mark_interrupt(run: RunHandle) -> None:
     """Record, under keys_lock and before its key, that an interrupt is sent now."""
     if run.spool_dir:
         Path(run.spool_dir).mkdir(parents=True, exist_ok=True, mode=0o700)
-        tmp = os.path.join(run.spool_dir, ".interrupted.tmp")
-        Path(tmp).write_text(str(time.time_ns()))
-        os.replace(tmp, os.path.join(run.spool_dir, ".interrupted"))
+        _write_private(os.path.join(run.spool_dir, ".interrupted"), str(time.time_ns()).encode())
 
 
 def last_interrupt_ns(run: RunHandle) -> int:
     """When lab last sent the run an interrupt (time_ns, the hooks' clock; 0: never)."""
     try:
-        text = Path(run.spool_dir, ".interrupted").read_text() if run.spool_dir else ""
-    except OSError:
+        text = read_regular(os.path.join(run.spool_dir, ".interrupted"), 64).decode() if run.spool_dir else ""
+    except (OSError, UnicodeDecodeError):
         return 0
     return int(text) if text.strip().isdigit() else 0
+
+
+def _write_private(path: str, data: bytes) -> None:
+    """Replace `path` with `data`, 0600. The agent can write in the spool: a symlink planted as
+    the temp file must not make lab write through it, so the name is removed and created anew."""
+    tmp = f"{path}.tmp"
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(tmp)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
+    os.replace(tmp, path)
 
 
 class Outbox:
@@ -175,12 +188,4 @@ class Outbox:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(self.path)
             return
-        tmp = f"{self.path}.tmp"
-        # The agent can write in the spool: a symlink planted as the temp file must not make lab
-        # write through it, so the name is removed and created anew, 0600 whatever the umask.
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-        with os.fdopen(fd, "wb") as f:
-            f.write(orjson.dumps(entries))
-        os.replace(tmp, self.path)
+        _write_private(self.path, orjson.dumps(entries))

@@ -114,3 +114,31 @@ def test_a_reply_whose_turn_does_not_come_is_refused_without_offering_a_second_c
     ):
         pass
     assert not isinstance(refused.value, ReplyInFlight)
+
+
+def test_an_interrupt_mark_never_writes_through_a_planted_symlink(tmp_path: Path) -> None:
+    victim = tmp_path / "bashrc"
+    victim.write_text("the operator's\n")
+    (tmp_path / ".interrupted.tmp").symlink_to(victim)
+    mark_interrupt(handle(tmp_path))
+    assert victim.read_text() == "the operator's\n"
+    assert stat.S_IMODE(os.stat(tmp_path / ".interrupted").st_mode) == 0o600
+
+
+def test_a_fifo_as_the_interrupt_mark_reads_as_never(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / ".interrupted")
+    assert returns_within(lambda: last_interrupt_ns(handle(tmp_path))) == 0
+
+
+def test_a_lock_file_planted_as_a_symlink_is_not_opened_through_it(tmp_path: Path) -> None:
+    victim = tmp_path / "elsewhere"
+    victim.write_text("x")
+    (tmp_path / ".keys.lock").symlink_to(victim)
+    with (
+        pytest.raises(ReplyRefused, match="is not a file lab will open"),
+        keys_lock(handle(tmp_path), busy="b"),
+    ):
+        pass
+    (tmp_path / ".reply.lock").symlink_to(victim)
+    with pytest.raises(ReplyRefused, match="Nothing was sent"), reply_lock(handle(tmp_path)):
+        pass
