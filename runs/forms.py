@@ -85,6 +85,9 @@ class NewRunForm(forms.Form):
                     "hx-target": "#repository-review",
                     "hx-swap": "outerHTML",
                     "hx-include": "[name=repository],[name=provider]",
+                    # One review in flight: a slower answer for an older path (the provider
+                    # picked before the path was typed) must not land over a newer one.
+                    "hx-sync": "closest form:replace",
                 }
             )
         # The providers' declared spawn options, rendered generically: prefixed by provider id.
