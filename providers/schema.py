@@ -71,6 +71,11 @@ class Option:
     # The safest way to go ahead: the page shows it first and as the primary button (Enter's
     # default), never the option that gives the agent the most room.
     preferred: bool = False
+    # Answering with it refuses what was asked (the page styles it as a refusal).
+    denies: bool = False
+    # False: the CLI does not show this row now. It keeps its index (answers are positional);
+    # the page leaves it out and the adapter refuses an answer naming it.
+    offered: bool = True
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,7 +16,7 @@ import os
 import re
 import stat
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import PurePosixPath
 from typing import Any
 
@@ -42,6 +42,11 @@ PLAN_OPTIONS: tuple[Option, ...] = (
     ),
     Option(PLAN_REJECT_FEEDBACK, "It stays in plan mode and revises the plan.", takes_text=True),
     Option(PLAN_REJECT_REFINE, "It stays in plan mode."),
+)
+# compat §7 "no plan file": a 2-row "Exit plan mode?" dialog (Yes → ask before each action / No):
+# no auto-mode row and no feedback row (recipes.plan_recipe refuses those indexes then).
+NO_PLAN_OPTIONS: tuple[Option, ...] = tuple(
+    replace(option, offered=False) if i in (0, 2) else option for i, option in enumerate(PLAN_OPTIONS)
 )
 
 ASK_TOOL = "AskUserQuestion"
@@ -156,9 +161,10 @@ def approval_dialog(
                 "The tool does not run; your text goes back to it.",
                 takes_text=True,
                 key=f"deny-feedback@{FEEDBACK_ROW[tool_name]}",
+                denies=True,
             )
         )
-    options.append(Option("Deny", "The tool does not run and the turn stops.", key=DENY))
+    options.append(Option("Deny", "The tool does not run and the turn stops.", key=DENY, denies=True))
     return Dialog(
         tool_use_id=tool_use_id,
         kind=DialogKind.APPROVAL,

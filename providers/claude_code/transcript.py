@@ -28,6 +28,7 @@ import orjson
 from providers.bounded import put_bounded
 from providers.claude_code.dialogs import (
     ASK_TOOL,
+    NO_PLAN_OPTIONS,
     PLAN_OPTIONS,
     PLAN_TOOL,
     Intent,
@@ -979,7 +980,7 @@ def dialog_for(tool_use_id: str, name: str, tool_input: Mapping[str, Any]) -> Di
         return Dialog(
             tool_use_id=tool_use_id,
             kind=DialogKind.PLAN,
-            options=PLAN_OPTIONS,
+            options=PLAN_OPTIONS if _str(tool_input.get("plan")).strip() else NO_PLAN_OPTIONS,
             free_text=False,  # feedback rides on "Reject with feedback", not an Other row
             body=_str(tool_input.get("plan")),
         )

@@ -35,6 +35,7 @@ OPTIONS = (
         description="Stops the turn; your text, if any, is sent as the next message.",
         takes_text=True,
         key=DENY,
+        denies=True,
     ),
 )
 

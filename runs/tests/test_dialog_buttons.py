@@ -42,8 +42,13 @@ def test_a_plans_first_and_primary_button_is_the_preferred_option() -> None:
     assert all("primary" not in a for _v, a, _l in shown[1:])
 
 
+# Without a plan file the CLI shows two rows; the adapter marks the others not offered (their
+# indexes stay: answers are positional).
+NO_PLAN = tuple(Option(o.label, preferred=o.preferred, offered=i in (1, 3)) for i, o in enumerate(OPTIONS))
+
+
 def test_without_a_plan_file_the_preferred_option_still_comes_first() -> None:
-    shown = buttons(Dialog(tool_use_id="toolu_plan", kind=DialogKind.PLAN, options=OPTIONS))
+    shown = buttons(Dialog(tool_use_id="toolu_plan", kind=DialogKind.PLAN, options=NO_PLAN))
     assert [(v, lab) for v, _a, lab in shown] == [
         ("1", "Approve — ask before each action"),
         ("3", "Reject — keep planning"),

@@ -71,7 +71,7 @@ def test_every_kind_of_program_key_is_listed(git_repo):
         "core.pager": "evil-pager",
         "credential.helper": "!evil",
         "credential.https://example.com.helper": "evil2",
-        "include.path": "../shared.cfg",
+        "include.path": "../common.cfg",
         "includeIf.gitdir:/tmp/.path": "/tmp/their.cfg",
         "gpg.ssh.program": "evil-sign",
         "merge.ours.driver": "evil-merge %A",

@@ -7,6 +7,7 @@ import pytest
 from providers.claude_code import recipes
 from providers.claude_code.dialogs import PLAN_OPTIONS, approval_dialog
 from providers.claude_code.recipes import OpKind, recipe_for
+from providers.claude_code.transcript import dialog_for
 from providers.errors import DialogNotAnswerable
 from providers.schema import Answer, Dialog, DialogKind, Option, Question
 
@@ -309,3 +310,11 @@ def test_deny_with_feedback_pastes_the_sanitized_text_not_what_was_typed():
     typed = "  no\x1b[201~\x07 use printf\x9b  "
     (pasted,) = [k for k in keys_for(d, "Deny, and", typed) if k.startswith("paste:")]
     assert pasted == "paste:no[201~ use printf"
+
+
+def test_without_a_plan_file_only_the_rows_the_cli_shows_are_offered():
+    # compat §7 "no plan file": the CLI's 2-row dialog; the page shows what the adapter offers.
+    bare = dialog_for("toolu_p", "ExitPlanMode", {})
+    assert bare is not None and [o.offered for o in bare.options] == [False, True, False, True]
+    planned = dialog_for("toolu_p", "ExitPlanMode", {"plan": "# Plan\n- do it\n"})
+    assert planned is not None and all(o.offered for o in planned.options)
