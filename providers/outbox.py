@@ -23,7 +23,7 @@ from pathlib import Path
 import orjson
 
 from providers.errors import ReplyInFlight, ReplyRefused
-from providers.safefile import MAX_SPOOL_BYTES, read_regular
+from providers.safefile import MAX_SPOOL_BYTES, read_regular, write_private
 from providers.schema import RunHandle
 
 
@@ -128,7 +128,7 @@ def mark_interrupt(run: RunHandle) -> None:
     """Record, under keys_lock and before its key, that an interrupt is sent now."""
     if run.spool_dir:
         Path(run.spool_dir).mkdir(parents=True, exist_ok=True, mode=0o700)
-        _write_private(os.path.join(run.spool_dir, ".interrupted"), str(time.time_ns()).encode())
+        write_private(os.path.join(run.spool_dir, ".interrupted"), str(time.time_ns()).encode())
 
 
 def last_interrupt_ns(run: RunHandle) -> int:
@@ -138,18 +138,6 @@ def last_interrupt_ns(run: RunHandle) -> int:
     except (OSError, UnicodeDecodeError):
         return 0
     return int(text) if text.strip().isdigit() else 0
-
-
-def _write_private(path: str, data: bytes) -> None:
-    """Replace `path` with `data`, 0600. The agent can write in the spool: a symlink planted as
-    the temp file must not make lab write through it, so the name is removed and created anew."""
-    tmp = f"{path}.tmp"
-    with contextlib.suppress(FileNotFoundError):
-        os.unlink(tmp)
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-    with os.fdopen(fd, "wb") as f:
-        f.write(data)
-    os.replace(tmp, path)
 
 
 class Outbox:
@@ -188,4 +176,4 @@ class Outbox:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(self.path)
             return
-        _write_private(self.path, orjson.dumps(entries))
+        write_private(self.path, orjson.dumps(entries))

@@ -13,7 +13,7 @@ import errno
 import os
 import stat
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 
 # The hook writer caps a payload at this (providers/claude_code/hook_spool.py), so no genuine
 # spool file is larger.
@@ -113,3 +113,16 @@ def pread_upto(fd: int, limit: int, offset: int) -> bytes:
         parts.append(chunk)
         got += len(chunk)
     return b"".join(parts)
+
+
+def write_private(path: str | os.PathLike[str], data: bytes) -> None:
+    """Replace `path` with `data`, 0600 whatever the umask. Where the agent can write (its spool,
+    its run folder) a symlink planted as the temp file must not make lab write through it, so
+    the temp name is removed and created anew, never followed."""
+    tmp = f"{os.fspath(path)}.tmp"
+    with suppress(FileNotFoundError):
+        os.unlink(tmp)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
+    os.replace(tmp, path)

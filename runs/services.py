@@ -26,7 +26,7 @@ from django.utils import timezone
 from providers.base import AgentProvider, LiveSignals, PromptReturner
 from providers.errors import DialogNotAnswerable, PromptPending, ReplyRefused, SessionGone, StaleDialog
 from providers.registry import get_provider
-from providers.safefile import read_regular
+from providers.safefile import read_regular, write_private
 from providers.schema import Answer, Dialog, DialogKind, RunHandle, RunState, WorkspaceChoices
 from providers.tmux import Tmux
 from runs import commands
@@ -79,9 +79,10 @@ def run_start(
     choices = choices or default_choices()
     repository = Path(repository).resolve()
     worktrees.validate_branch(branch)
+    checkout = worktrees.main_worktree(repository)
     if trust:
-        provider.trust_repository(worktrees.main_worktree(repository))
-    trusted = provider.repository_trusted(worktrees.main_worktree(repository))
+        provider.trust_repository(checkout)
+    trusted = provider.repository_trusted(checkout)
     with _starting():
         name = _run_name(name, branch)
         worktree = _run_worktree(repository, branch, name, base_ref)
@@ -412,13 +413,9 @@ def _record_exit(run: Run) -> None:
     path = exit_file(run)
     if not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        tmp = path.with_name(f".exit-{secrets.token_hex(4)}")
         record = json.dumps({"status": dead[1], "output": tmux.final_output(run.tmux_session)})
         # 0600 whatever the umask (the pane's last lines may show a secret); never through a link.
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-        with os.fdopen(fd, "w") as f:
-            f.write(record)
-        tmp.replace(path)
+        write_private(path, record.encode())
     tmux.kill_session(run.tmux_session, pane_pid=dead[0])
 
 
