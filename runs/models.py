@@ -92,7 +92,15 @@ class Run(models.Model):
         """What the provider knows of this run. Built once per instance and reused while the
         fields it copies stay the same: a watcher wake makes several provider calls with it."""
         session = (self.tmux_socket, self.tmux_session, self.session_id)
-        key = (self.pk, self.worktree, *session, self.transcript_path, self.repository_trusted, self.choices)
+        key = (
+            self.pk,
+            self.worktree,
+            *session,
+            self.transcript_path,
+            self.repository_trusted,
+            self.attribution,
+            self.project_mcp,
+        )
         cached = self.__dict__.get("_handle")
         if cached is not None and cached[0] == key:
             return cached[1]
