@@ -180,7 +180,7 @@ def main() -> None:
         if "ingest" in only:
             lab = run("bench.transcript_cost", "ingest", str(big))[0]
             raw = run("bench.transcript_cost", "ingest-raw", str(big))[0]
-            # The budget Claude Code's adapter reads with (providers/claude_code/reading.READ_BUDGET).
+            # The budget Claude Code's adapter reads with (providers/claude_code/provider.READ_BUDGET).
             lab4 = run("bench.transcript_cost", "ingest", str(big), "--max-bytes", str(512 * 1024))[0]
             rows.append((
                 f"3. full read of {lab['mb']:.0f} MB through read_transcript vs raw orjson line loop",

@@ -3,7 +3,7 @@
 
 A live claude-code run (a dummy pane, a real spool dir) is watched by daphne (`manage.py
 serve`) with one logged-in websocket client. Each trial runs lab's real hook command
-(providers/claude_code/hook_spool.py, as the CLI runs it) with a PreToolUse payload, then —
+(providers/hook_writer.py, as the CLI runs it) with a PreToolUse payload, then —
 timed from just before it is spawned — with the PermissionRequest payload the CLI sends before
 it draws the prompt; it stops when a frame carrying the approval dialog for that command (its
 needs_input panel) arrives. A PostToolUse then clears it for the next trial.
@@ -38,12 +38,12 @@ from bench.common import (
     tmpdir,
 )
 
-HOOK = ROOT / "providers" / "claude_code" / "hook_spool.py"
+HOOK = ROOT / "providers" / "hook_writer.py"
 NOTIFICATION_DELAY_S = 6.0  # compat §8: 2.1.328's permission_prompt Notification, ~6 s after the prompt
 
 
 def hook(spool: Path, payload: dict[str, object]) -> subprocess.Popen[bytes]:
-    """lab's hook command exactly as the CLI runs it (`python -S hook_spool.py SPOOL`)."""
+    """lab's hook command exactly as the CLI runs it (`python -S hook_writer.py SPOOL`)."""
     proc = subprocess.Popen([sys.executable, "-S", str(HOOK), str(spool)], stdin=subprocess.PIPE)
     assert proc.stdin is not None
     proc.stdin.write(json.dumps(payload).encode())

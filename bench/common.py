@@ -93,7 +93,7 @@ def make_live_run(i: int, tmp: Path, *, sleeper: bool = True) -> tuple[int, Path
     session holding a dummy `sleep`, so the run counts as live. Returns (run id, path)."""
     from django.conf import settings
 
-    from providers.claude_code.process import project_dir_name
+    from providers.claude_code.transcript import project_dir_name
     from runs import services
     from runs.models import Run
 
@@ -121,7 +121,7 @@ def make_live_run(i: int, tmp: Path, *, sleeper: bool = True) -> tuple[int, Path
     # The CLI's SessionStart, through lab's real hook command: without it the run would stay
     # "starting" and every wake would re-read the spool looking for it (compat §6).
     hook = subprocess.run(
-        [sys.executable, "-S", str(ROOT / "providers" / "claude_code" / "hook_spool.py"), str(spool)],
+        [sys.executable, "-S", str(ROOT / "providers" / "hook_writer.py"), str(spool)],
         input=json.dumps({
             "hook_event_name": "SessionStart", "source": "startup", "session_id": session_id,
             "transcript_path": str(path), "cwd": str(worktree),

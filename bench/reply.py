@@ -79,7 +79,7 @@ def paste_one_call(sock: str, session: str, text: str) -> None:
 
 def main() -> None:
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-    from providers.claude_code.replying import enter_delay
+    from providers.claude_code.provider import enter_delay
     from providers.tmux import Tmux
 
     trials = int(os.environ.get("BENCH_REPLY_TRIALS", "20"))

@@ -15,7 +15,7 @@ import stat
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 
-# The hook writer caps a payload at this (providers/claude_code/hook_spool.py), so no genuine
+# The hook writer caps a payload at this (providers/hook_writer.py), so no genuine
 # spool file is larger.
 MAX_SPOOL_BYTES = 4 * 1024 * 1024
 

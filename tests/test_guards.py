@@ -42,10 +42,12 @@ SEAM = {
     "outbox",
     "safegit",
     "safefile",
+    "tui",
+    "hook_writer",
 }
 # Modules of an adapter that must stay Django-free whenever an adapter has them (docs/architecture.md:
 # parsing and recipes test without a database): the no-Django contract names them by wildcard.
-PURE_ADAPTER_MODULES = ("transcript", "recipes", "dialogs", "commands", "spool", "hook_spool")
+PURE_ADAPTER_MODULES = ("transcript", "recipes", "dialogs", "commands", "spool")
 # Provider domains and vendors, beyond what the registry declares.
 DOMAINS = (
     "anthropic",

@@ -86,7 +86,7 @@ def installed_version(binary: Path | None = None) -> str:
 
 def project_dir_name(cwd: Path | str) -> str:
     """``~/.claude/projects/<name>``: the adapter's own rule (compat §1), one place."""
-    from providers.claude_code.process import project_dir_name as adapter_rule
+    from providers.claude_code.transcript import project_dir_name as adapter_rule
 
     return adapter_rule(str(cwd))
 

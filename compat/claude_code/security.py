@@ -9,36 +9,39 @@ the registry and fails loudly for an adapter without one.
 
 from __future__ import annotations
 
-# The operator's request path inside the adapter: a reply, an interrupt, a return to the
-# prompt, an answer, and the one function that plays a recipe's keystrokes.
+# The operator's request path inside the adapter: a return to the prompt, and the answer's
+# keys (its recipe built, played, and played again on a safe retry). The reply, interrupt and answer
+# protocols themselves are the kit's (providers/tui.py, in the guard's generic list).
 KEY_SENDERS = frozenset(
     {
-        "providers/claude_code/replying.py:Replying.reply",
-        "providers/claude_code/replying.py:Replying.interrupt",
-        "providers/claude_code/replying.py:Replying.return_to_prompt",
-        "providers/claude_code/answering.py:Answering.answer_dialog",
-        "providers/claude_code/answering.py:Answering._play",
+        "providers/claude_code/provider.py:ClaudeCodeProvider.return_to_prompt",
+        "providers/claude_code/provider.py:ClaudeCodeProvider.plan_answer",
+        "providers/claude_code/provider.py:ClaudeCodeProvider.play_answer",
+        "providers/claude_code/provider.py:ClaudeCodeProvider.verify_answer",
     }
 )
 # Modules that read the CLI's signals (hook spool, transcript, tool results): none of their
 # functions may reach a keystroke.
 SIGNAL_MODULES = (
-    "providers/claude_code/livesignals.py",
-    "providers/claude_code/signals.py",
-    "providers/claude_code/reading.py",
+    "providers/claude_code/spool.py",
     "providers/claude_code/tool_results.py",
     "providers/claude_code/transcript.py",
-    "providers/claude_code/hook_spool.py",
 )
-# The seam's signal readers as this adapter implements them: each must exist and reach no key.
+# The seam's signal readers as this adapter implements them (the kit's, and the adapter's
+# parts they call): each must exist and reach no key.
 SIGNAL_READERS = (
-    "providers/claude_code/signals.py:Signals.pending_dialog",
-    "providers/claude_code/signals.py:Signals.blocked_state",
-    "providers/claude_code/signals.py:Signals.spool_view",
-    "providers/claude_code/signals.py:Signals.sweep",
-    "providers/claude_code/reading.py:Reading.read_transcript",
-    "providers/claude_code/reading.py:Reading.locate_transcript",
+    "providers/tui.py:TuiAdapter.pending_dialog",
+    "providers/tui.py:TuiAdapter.blocked_state",
+    "providers/tui.py:TuiAdapter.spool_view",
+    "providers/tui.py:TuiAdapter.sweep",
+    "providers/tui.py:TuiAdapter.read_transcript",
+    "providers/tui.py:TuiAdapter.locate_transcript",
+    "providers/claude_code/provider.py:ClaudeCodeProvider.fold_spool",
+    "providers/claude_code/provider.py:ClaudeCodeProvider.answered_among",
+    "providers/claude_code/provider.py:ClaudeCodeProvider.parse_transcript",
+    "providers/claude_code/provider.py:ClaudeCodeProvider.locate_in_spool",
+    "providers/claude_code/provider.py:ClaudeCodeProvider.connecting",
 )
 # Data only: recipes build keystroke plans (`recipes.paste(text)` returns an Op) and import
-# nothing that can send one; only Answering._play sends them.
+# nothing that can send one; only ClaudeCodeProvider.play_answer sends them.
 PURE_MODULES = frozenset({"providers/claude_code/recipes.py"})

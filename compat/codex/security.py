@@ -8,28 +8,32 @@ Paths are relative to the repository, functions written ``path:Class.method`` (d
 
 from __future__ import annotations
 
-# The operator's request path inside the adapter: a reply, a new conversation (/clear is typed
-# only because the operator asked for one), an interrupt (Esc), an answer.
+# The operator's request path inside the adapter: a new conversation (/clear is typed only
+# because the operator asked for one), an answer's key, and its verification (a decline's
+# feedback goes as a reply). The reply, interrupt and answer protocols themselves are the
+# kit's (providers/tui.py, in the guard's generic list).
 KEY_SENDERS = frozenset(
     {
-        "providers/codex/provider.py:CodexProvider.reply",
-        "providers/codex/provider.py:CodexProvider._clear",
-        "providers/codex/provider.py:CodexProvider.interrupt",
-        "providers/codex/provider.py:CodexProvider.answer_dialog",
+        "providers/codex/provider.py:CodexProvider.special_send",
+        "providers/codex/provider.py:CodexProvider.play_answer",
+        "providers/codex/provider.py:CodexProvider.verify_answer",
     }
 )
 # Modules that read Codex's signals (hook spool, rollout): none may reach a keystroke.
 SIGNAL_MODULES = (
     "providers/codex/spool.py",
     "providers/codex/transcript.py",
-    "providers/codex/hook_spool.py",
 )
 SIGNAL_READERS = (
-    "providers/codex/provider.py:CodexProvider.pending_dialog",
-    "providers/codex/provider.py:CodexProvider.blocked_state",
-    "providers/codex/provider.py:CodexProvider.spool_view",
-    "providers/codex/provider.py:CodexProvider.sweep",
-    "providers/codex/provider.py:CodexProvider.read_transcript",
-    "providers/codex/provider.py:CodexProvider.locate_transcript",
+    "providers/tui.py:TuiAdapter.pending_dialog",
+    "providers/tui.py:TuiAdapter.blocked_state",
+    "providers/tui.py:TuiAdapter.spool_view",
+    "providers/tui.py:TuiAdapter.sweep",
+    "providers/tui.py:TuiAdapter.read_transcript",
+    "providers/tui.py:TuiAdapter.locate_transcript",
+    "providers/codex/provider.py:CodexProvider.fold_spool",
+    "providers/codex/provider.py:CodexProvider.answered_among",
+    "providers/codex/provider.py:CodexProvider.parse_transcript",
+    "providers/codex/provider.py:CodexProvider.locate_in_spool",
 )
 PURE_MODULES: frozenset[str] = frozenset()

@@ -76,6 +76,38 @@ class Intent:
     plan_mode: str = ""  # an approved plan: the permission mode it must leave ("auto", "default")
 
 
+def intent_to_json(intent: Intent) -> dict[str, Any]:
+    """An intent as JSON, for the backstop's store every lab worker reads (providers/tui.py)."""
+    return {
+        "tool_use_id": intent.tool_use_id,
+        "kind": str(intent.kind),
+        "answers": [
+            [prompt, sorted(want) if isinstance(want, frozenset) else want, isinstance(want, frozenset)]
+            for prompt, want in intent.answers
+        ],
+        "plan_decision": str(intent.plan_decision) if intent.plan_decision else "",
+        "feedback": intent.feedback,
+        "plan_mode": intent.plan_mode,
+    }
+
+
+def intent_from_json(data: Mapping[str, Any]) -> Intent:
+    """intent_to_json's inverse; ValueError/TypeError/KeyError for what it did not write."""
+    answers = tuple(
+        (str(prompt), frozenset(str(w) for w in want) if multi else str(want))
+        for prompt, want, multi in data["answers"]
+    )
+    decision = data.get("plan_decision") or None
+    return Intent(
+        tool_use_id=str(data["tool_use_id"]),
+        kind=DialogKind(data["kind"]),
+        answers=answers,
+        plan_decision=PlanDecision(decision) if decision else None,
+        feedback=str(data.get("feedback", "")),
+        plan_mode=str(data.get("plan_mode", "")),
+    )
+
+
 def intent_for(dialog: Dialog, answers: Sequence[Answer]) -> Intent:
     """The intent of positional `answers` to `dialog` (answers[i] answers all_questions[i])."""
     if dialog.kind == DialogKind.APPROVAL:

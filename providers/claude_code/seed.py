@@ -341,3 +341,27 @@ def _fsync_dir(directory: Path) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+# COMPAT-seeding §8: with --setting-sources user the CLAUDE.md of the working directory is not
+# read; of a directory given with --add-dir it is, when this is set.
+UNTRUSTED_ENV = {"CLAUDE_CODE_ADDITIONAL_DIRECTORIES_CLAUDE_MD": "1"}
+
+
+def untrusted_args(cwd: str) -> list[str]:
+    """COMPAT-seeding §8: only the user's settings load, so none of the repository's (its
+    hooks, key helper, environment, permission rules, MCP approvals) takes effect; the
+    worktree added as a directory brings its CLAUDE.md back (UNTRUSTED_ENV)."""
+    return ["--setting-sources", "user", "--add-dir", cwd]
+
+
+def untrusted_settings(worktree: Path, choices: WorkspaceChoices) -> dict[str, object]:
+    """The operator's choices for a run whose local settings file is not loaded: attribution
+    as chosen, and every server the repository's .mcp.json declares disabled (an untrusted
+    repository's servers never start, whatever the choice)."""
+    out: dict[str, object] = {"enableAllProjectMcpServers": False}
+    if servers := project_servers(worktree):
+        out["disabledMcpjsonServers"] = servers
+    if not choices.attribution:
+        out["attribution"] = dict(NO_ATTRIBUTION)
+    return out

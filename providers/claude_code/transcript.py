@@ -35,6 +35,7 @@ from providers.claude_code.dialogs import (
     PlanDecision,
 )
 from providers.jsonl import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINE_BYTES, LinesRead, read_lines
+from providers.outbox import normalize
 from providers.schema import (
     Cursor,
     Dialog,
@@ -1115,3 +1116,57 @@ def _approval_backstop(intent: Intent, block: dict[str, Any], e: dict[str, Any])
 
 def _labels(labels: frozenset[str]) -> str:
     return "“" + ", ".join(sorted(labels)) + "”"
+
+
+# compat §6 (mode prefixes): the prefix that switches the composer to bash mode.
+SHELL_PREFIX = "!"
+
+
+def project_dir_name(cwd: str) -> str:
+    # compat §1: every non-alphanumeric character of the cwd becomes '-'.
+    return "".join(ch if ch.isascii() and ch.isalnum() else "-" for ch in cwd)
+
+
+_RECEIPT_PASTED = re.compile(r'<pasted_content id="[^"]*">(.*?)</pasted_content id="[^"]*">', re.S)
+
+
+def records_prompt(line: bytes, want: str) -> bool:
+    """Whether a transcript line records `want` (normalized) as the operator's input: compat §6
+    (receipts). A line ending with it counts too: text a killed lab left in the composer is
+    submitted with the next message, which did land."""
+    try:
+        entry = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return False
+    if not isinstance(entry, dict):
+        return False
+    kind = entry.get("type")
+    if kind == "queue-operation" and entry.get("operation") == "enqueue":
+        content = entry.get("content")
+    elif kind == "user" and not entry.get("isMeta"):
+        content = (entry.get("message") or {}).get("content")
+    elif kind == "system" and entry.get("subtype") == "local_command":
+        content = entry.get("content")  # compat §2: /context echoes as a system entry
+    elif kind == "system" and entry.get("subtype") == "informational":
+        # compat §6: an unknown slash command is consumed with "Unknown command: /name".
+        content = entry.get("content")
+        if isinstance(content, str) and content.startswith(_RECEIPT_UNKNOWN):
+            return want.startswith("/") and want.split(" ", 1)[0] == content[len(_RECEIPT_UNKNOWN) :].strip()
+        return False
+    else:
+        return False
+    if not isinstance(content, str):
+        return False
+    if command := _RECEIPT_COMMAND_NAME.search(content):
+        args = _RECEIPT_COMMAND_ARGS.search(content)
+        return normalize(f"{command.group(1)} {args.group(1) if args else ''}") == want
+    if bash := _RECEIPT_BASH_INPUT.fullmatch(content):
+        return normalize(SHELL_PREFIX + bash.group(1)) == want  # compat §6: bash mode
+    got = normalize(_RECEIPT_PASTED.sub(lambda m: m.group(1), content))
+    return got == want or (bool(want) and got.endswith(want))
+
+
+_RECEIPT_UNKNOWN = "Unknown command: "
+_RECEIPT_BASH_INPUT = re.compile(r"<bash-input>(.*)</bash-input>", re.S)
+_RECEIPT_COMMAND_NAME = re.compile(r"<command-name>([^<]*)</command-name>")
+_RECEIPT_COMMAND_ARGS = re.compile(r"<command-args>([^<]*)</command-args>")

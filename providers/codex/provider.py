@@ -1,45 +1,35 @@
-"""The Codex CLI adapter: the only code in lab that knows Codex exists.
+"""The Codex CLI adapter: the only code in lab that knows Codex exists. Declarations on the TUI
+kit (providers/tui.py), which owns the reply, interrupt and answer protocols.
 
 Every CLI fact used here is pinned in compat/codex/COMPAT-adapter.md and cites its section.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
 import threading
 import time
-from collections import OrderedDict
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
-import orjson
 from django.conf import settings
 
-from providers.base import AgentProvider
-from providers.codex import transcript, trust
+from providers.bounded import put_bounded
+from providers.codex import auth, transcript, trust
 from providers.codex.commands import CLEAR, command_catalog
-from providers.codex.dialogs import DENY, choice_for
+from providers.codex.dialogs import DENY, Choice, choice_for
 from providers.codex.seed import (
     SEED_META,
-    SPOOL_ENV,
     config_policy_drops,
     install_hooks,
     shell_policy_drops,
     trust_project,
 )
-from providers.codex.spool import (
-    SpoolView,
-    current_identity,
-    event_time_ns,
-    fold,
-    write_clear_marker,
-)
+from providers.codex.spool import SpoolView, current_identity, event_time_ns, fold, write_clear_marker
 from providers.errors import (
     DialogNotAnswerable,
-    PromptPending,
-    ReplyInFlight,
     ReplyNotDelivered,
     ReplyRefused,
     SessionGone,
@@ -47,18 +37,9 @@ from providers.errors import (
     StaleDialog,
     StillStarting,
 )
-from providers.hookspool import spool_events, spool_signature
-from providers.outbox import (
-    REPLY_TURN_WAIT_S,
-    Outbox,
-    keys_lock,
-    last_interrupt_ns,
-    mark_interrupt,
-    normalize,
-    reply_lock,
-)
-from providers.safefile import read_head, read_tail
-from providers.sanitize import sanitize_text
+from providers.hook_writer import SPOOL_ENV
+from providers.hookspool import spool_events
+from providers.safefile import read_tail
 from providers.schema import (
     Answer,
     AuthFlow,
@@ -80,19 +61,13 @@ from providers.schema import (
     WorkspaceChoices,
 )
 from providers.tmux import Tmux
+from providers.tui import POLL_S, AnswerMark, AnswerPlan, Asking, NewLines, TuiAdapter
 
 READ_BUDGET = 4 * 1024 * 1024
-POLL_S = 0.05
 # §4 (readiness): the composer takes a paste once it is drawn (alternate screen on, cursor
 # shown); before that keys are lost. Bounded wait, then StillStarting (nothing sent).
 READY_TIMEOUT_S = 20.0
 READY_STEADY_S = 1.2
-# §4 (reply pacing): Enter after the paste has landed; retried once on an unrecorded send.
-ENTER_DELAY_S = 0.3
-RETRY_ENTER_AFTER_S = 3.0
-DELIVERY_TIMEOUT_S = 20.0
-# §6: a PreToolUse may be followed by its PermissionRequest; a reply waits this long first.
-TOOL_SETTLE_S = 1.5
 # §7: the PermissionRequest hook runs before the prompt is drawn (0.2-0.9 s before, live); the
 # prompt hides the cursor while it shows. Keys go after it is drawn and settled.
 PROMPT_SHOWN_TIMEOUT_S = 5.0
@@ -100,26 +75,24 @@ APPROVAL_SETTLE_S = 0.3
 KEY_LANDED_TIMEOUT_S = 2.0
 VERIFY_TIMEOUT_S = 15.0
 CLEAR_TIMEOUT_S = 10.0
-# A reply sent while another send (a /clear, a reply awaiting its receipt) holds the run waits
-# its turn this long: about one send's own worst case (ready, settle, both delivery waits).
 MAX_CACHE = 256
-# §4 (mode prefixes): a leading "!" runs the rest as a shell command in the user's shell.
-SHELL_PREFIX = "!"
+MAX_RESOLVED = 1000
 TAIL_BYTES = 1024 * 1024
-READ_CHUNK = 64 * 1024 * 1024  # a verify loop's read per poll, bounded: the rest comes next poll
+SWEEP_AGE_NS = 600 * 1_000_000_000  # older than a turn is likely to need
 
 
-class CodexProvider(AgentProvider):
+class CodexProvider(TuiAdapter[SpoolView]):
     id = "codex"
+    binary_name = "codex"
+    # §4 (reply pacing): Enter after the paste has landed; retried once on an unrecorded send.
+    # §6: a PreToolUse may be followed by its PermissionRequest; a reply waits this long first.
+    tool_settle_s = 1.5
 
     def __init__(self) -> None:
-        # One instance per process (providers.registry): this state outlives a request.
+        super().__init__()
         self._guard = threading.Lock()
-        self._intents: OrderedDict[str, str] = OrderedDict()  # call_id → allow | deny
-        self._resolved: OrderedDict[str, None] = OrderedDict()
-        self._views: OrderedDict[str, tuple[Hashable, SpoolView]] = OrderedDict()
-        self._located: OrderedDict[str, tuple[Hashable, str]] = OrderedDict()
-        self._cursors: OrderedDict[str, Cursor] = OrderedDict()
+        self._resolved: dict[str, None] = {}  # call ids a transcript read showed answered
+        self._cursors: dict[str, Cursor] = {}  # _state_now's cursor per rollout
 
     # --- declarations ----------------------------------------------------------------------
 
@@ -171,28 +144,12 @@ class CodexProvider(AgentProvider):
 
     # --- process ---------------------------------------------------------------------------
 
-    def binary(self) -> str:
-        return str(Path(settings.LAB_AGENT_BIN_DIR) / "codex")
-
-    def home(self) -> Path:
-        return Path(settings.LAB_AGENT_HOME or os.environ.get("HOME", "/root")).expanduser()
-
     def codex_home(self) -> Path:
         configured = settings.LAB_AGENT_ENV.get("CODEX_HOME")
         return Path(configured).expanduser() if configured else self.home() / ".codex"
 
-    def agent_env(self) -> dict[str, str]:
-        env = {
-            "HOME": str(self.home()),
-            "PATH": os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin"),
-            "TERM": "xterm-256color",
-            "LANG": os.environ.get("LANG", "C.UTF-8"),
-            "USER": os.environ.get("USER", "root"),
-            "SHELL": os.environ.get("SHELL", "/bin/bash"),
-        }
-        env.update(settings.LAB_AGENT_ENV)
-        env["CODEX_HOME"] = str(self.codex_home())
-        return env
+    def env_overrides(self) -> dict[str, str]:
+        return {"CODEX_HOME": str(self.codex_home())}
 
     def spawn(self, run: RunHandle, options: Mapping[str, str]) -> SpawnResult:
         declared = {o.name: o for o in self.spawn_options()}
@@ -298,7 +255,7 @@ class CodexProvider(AgentProvider):
     def trust_repository(self, repository: Path) -> list[Path]:
         return trust.trust_repository(self.codex_home(), Path(repository))
 
-    # --- transcript ------------------------------------------------------------------------
+    # --- transcript (transcript.py; the spool's identity rule in spool.py) --------------------
 
     def _valid_rollout(self, path: str) -> bool:
         p = Path(path)
@@ -307,37 +264,27 @@ class CodexProvider(AgentProvider):
         root = os.path.realpath(self.codex_home() / "sessions")
         return os.path.realpath(p.parent).startswith(root + os.sep)
 
-    def locate_transcript(self, run: RunHandle) -> str:
+    def locate_in_spool(self, run: RunHandle, events: list[dict[str, Any]]) -> str:
         """§5: the newest of the SessionStart hooks' paths (a thread's first submit: at launch,
         after /new, after /clear) and lab's own clear marker (the new thread before its first
         submit). Both land in the spool dir, so a change is a file event there."""
-        if not run.spool_dir:
-            return run.transcript_path
-        key = spool_signature(run.spool_dir)
-        with self._guard:
-            cached = self._located.get(run.spool_dir)
-        if cached is not None and cached[0] == key:
-            return cached[1]
-        found = current_identity(run.spool_dir, spool_events(run.spool_dir), valid=self._valid_rollout)
-        located = found.path if found else self.placeholder(run.spool_dir)
-        with self._guard:
-            self._located[run.spool_dir] = (key, located)
-            while len(self._located) > MAX_CACHE:
-                self._located.popitem(last=False)
-        return located
+        found = current_identity(run.spool_dir, events, valid=self._valid_rollout)
+        return found.path if found else self.placeholder(run.spool_dir)
 
-    def read_transcript(self, path: str, cursor: Cursor) -> TranscriptRead:
-        with self._guard:
-            intents = dict(self._intents)
+    def parse_transcript(self, path: str, cursor: Cursor, intents: Mapping[str, Any]) -> TranscriptRead:
         read = transcript.read_transcript(path, cursor, intents, max_bytes=READ_BUDGET, max_passes=1)
         done = [m.native_id for m in read.messages if m.kind == MessageKind.TOOL_RESULT and m.native_id]
         if done:
-            with self._guard:
-                for call_id in done:
-                    self._resolved[call_id] = None
-                while len(self._resolved) > 1000:
-                    self._resolved.popitem(last=False)
+            self._note_resolved(done)
         return read
+
+    def _note_resolved(self, call_ids: Iterable[str]) -> None:
+        with self._guard:
+            for call_id in call_ids:
+                put_bounded(self._resolved, call_id, None, MAX_RESOLVED)
+
+    def records_prompt(self, line: bytes, want: str) -> bool:
+        return transcript.records_prompt(line, want)
 
     def _state_now(self, run: RunHandle) -> RunState:
         """The transcript's state now, read on from this process's last cursor for the path."""
@@ -350,86 +297,59 @@ class CodexProvider(AgentProvider):
                 break
             cursor = read.cursor
         with self._guard:
-            self._cursors[path] = read.cursor
-            while len(self._cursors) > MAX_CACHE:
-                self._cursors.popitem(last=False)
+            put_bounded(self._cursors, path, read.cursor, MAX_CACHE)
         return read.state
 
-    # --- live signals (§6) ------------------------------------------------------------------
+    # --- live signals (§6, spool.py) --------------------------------------------------------
 
-    def spool_view(self, run: RunHandle) -> SpoolView:
-        if not run.spool_dir:
-            return SpoolView()
-        key = spool_signature(run.spool_dir)
+    def fold_spool(self, run: RunHandle, events: list[dict[str, Any]], answered: frozenset[str]) -> SpoolView:
         with self._guard:
-            cached = self._views.get(run.spool_dir)
             resolved = frozenset(self._resolved)
+        return fold(events, resolved | answered)
+
+    def open_ids(self, view: SpoolView) -> frozenset[str]:
         # A pending approval is re-checked on every call: a decline closes it with no hook.
-        if cached is not None and cached[0] == key and cached[1].pending is None:
-            return cached[1]
-        view = fold(spool_events(run.spool_dir), resolved)
-        if view.pending is not None and self._closed_in_rollout(run, view.pending.dialog.tool_use_id):
-            # §6: a declined call gets no hook; its output in the rollout closes it (another
-            # worker may have read that line, not this one).
-            view = fold(spool_events(run.spool_dir), resolved | {view.pending.dialog.tool_use_id})
+        return frozenset({view.pending.dialog.tool_use_id}) if view.pending is not None else frozenset()
+
+    def answered_among(self, run: RunHandle, ids: frozenset[str]) -> frozenset[str]:
+        """§6: a declined call gets no hook; its output in the rollout (or the turn's abort)
+        closes it (another worker may have read that line, not this one)."""
         with self._guard:
-            self._views[run.spool_dir] = (key, view)
-            while len(self._views) > MAX_CACHE:
-                self._views.popitem(last=False)
-        return view
-
-    def _closed_in_rollout(self, run: RunHandle, call_id: str) -> bool:
-        path = self.locate_transcript(run)
+            known = ids & self._resolved.keys()
+        rest = ids - known
+        if not rest:
+            return frozenset(known)
         try:
-            tail = read_tail(path, TAIL_BYTES)
+            tail = read_tail(self.locate_transcript(run), TAIL_BYTES)
         except OSError:  # missing, or not a regular file
-            return False
-        needle = call_id.encode()
-        return any(
-            needle in line and b'"function_call_output"' in line for line in tail.splitlines()
-        ) or _aborted_after(tail, needle)
+            return frozenset(known)
+        closed = {i for i in rest if _closed_in(tail, i.encode())}
+        self._note_resolved(closed)
+        return frozenset(known | closed)
 
-    def pending_dialog(self, run: RunHandle) -> Dialog | None:
-        return self.spool_view(run).dialog
+    def asking(self, run: RunHandle, view: SpoolView) -> Asking | None:
+        if view.pending is not None:
+            return Asking("for approval", "allow or deny it")
+        return Asking("for approval") if view.blocked else None
 
-    def blocked_state(self, run: RunHandle) -> RunState | None:
-        return RunState.NEEDS_INPUT if self.spool_view(run).blocked else None
-
-    def sweep(self, run: RunHandle) -> None:
+    def sweepable(self, run: RunHandle, view: SpoolView, now_ns: int) -> list[str]:
         """Hook payloads older than a turn is likely to need go; SessionStart ones stay (they
         name the conversation) and so does anything a pending approval rests on."""
-        if not run.spool_dir:
-            return
-        view = self.spool_view(run)
         if view.pending is not None or view.unsettled_tool_ns:
-            return
-        cutoff = time.time_ns() - 600 * 1_000_000_000
-        for event in spool_events(run.spool_dir):
-            name = str(event.get("_spool_name", ""))
-            if event.get("hook_event_name") != "SessionStart" and 0 < event_time_ns(name) < cutoff:
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(os.path.join(run.spool_dir, name))
+            return []
+        return [
+            name
+            for event in spool_events(run.spool_dir)
+            if event.get("hook_event_name") != "SessionStart"
+            and 0 < event_time_ns(name := str(event.get("_spool_name", ""))) < now_ns - SWEEP_AGE_NS
+        ]
 
-    # --- input -----------------------------------------------------------------------------
+    # --- input (the protocols are the kit's) -------------------------------------------------
 
-    def _asking(self, run: RunHandle) -> bool:
-        view = self.spool_view(run)
-        return view.pending is not None or view.blocked
+    def enter_delay(self, text: str) -> float:
+        return 0.3  # §4 (reply pacing): Enter after the paste has landed
 
-    def _refuse_if_asking(self, run: RunHandle) -> None:
-        if self._asking(run):
-            raise PromptPending(
-                f"{self.display_name()} is asking for approval: answer it above. Nothing was sent."
-            )
-
-    def _wait_tool_settled(self, run: RunHandle) -> None:
-        while True:
-            began = self.spool_view(run).unsettled_tool_ns
-            if not began or time.time_ns() - began >= TOOL_SETTLE_S * 1e9:
-                return
-            time.sleep(POLL_S)
-
-    def _wait_ready(self, run: RunHandle, tmux: Tmux) -> None:
+    def wait_ready(self, run: RunHandle, tmux: Tmux) -> None:
         """§4 (readiness): the TUI switches to the alternate screen and shows its cursor when its
         composer is drawn; lab reads tmux's flags for that (terminal state, not the screen's
         text). A first-run screen (folder trust, hooks review) is drawn about 0.4 s *after* the
@@ -465,82 +385,19 @@ class CodexProvider(AgentProvider):
                 )
             time.sleep(POLL_S)
 
-    def prepare_reply(self, text: str) -> str:
-        text = sanitize_text(text, max_bytes=settings.LAB_REPLY_MAX_BYTES)
-        if text.startswith(SHELL_PREFIX):
-            raise ReplyRefused(
-                "A message starting with “!” runs as a shell command in Codex's terminal, so lab "
-                "does not send it. To send it as text, start it with a space."
-            )
-        return text
-
-    def reply(self, run: RunHandle, text: str, *, again: bool = False) -> None:
-        text = self.prepare_reply(text)
-        tmux = Tmux(run.tmux_socket)
-        if not tmux.has_session(run.tmux_session):
-            raise SessionGone("The agent's terminal session is gone.")
-        want = normalize(text)
-        with reply_lock(run, wait=REPLY_TURN_WAIT_S):
-            outbox = Outbox(run.spool_dir)
-            pending = outbox.find(want)
-            if pending is not None and not again:
-                path, offset = str(pending.get("path", "")), pending.get("offset", 0)
-                if isinstance(offset, int) and self._wait_recorded(run, path, offset, want, timeout=0):
-                    outbox.remove(want)
-                    raise ReplyInFlight(
-                        "That message reached Codex after all: it is in the chat. Send it again only "
-                        "if you mean to send it twice."
-                    )
-                raise ReplyInFlight(
-                    "The same message was sent before and Codex has not recorded it yet: it may "
-                    "still land. lab does not send it twice unless you choose to."
-                )
-            self._refuse_if_asking(run)
-            self._wait_ready(run, tmux)
-            self._wait_tool_settled(run)
-            self._refuse_if_asking(run)
-            if want == f"/{CLEAR}":
-                self._clear(run, tmux, text)
-                return
-            path = self.locate_transcript(run)
-            start = _size(path)
-            outbox.add({"want": want, "path": path, "offset": start, "at": time.time()})
-            tmux.paste(run.tmux_session, text)
-            time.sleep(ENTER_DELAY_S)
-            if self._asking(run):
-                raise ReplyNotDelivered(
-                    "Codex began asking for approval while the message was being pasted, so lab did "
-                    "not press Enter. The text may be in its input box; answer the prompt first."
-                )
-            tmux.send_keys(run.tmux_session, "Enter")
-            if not self._wait_recorded(run, path, start, want, timeout=RETRY_ENTER_AFTER_S):
-                # §4: an Enter on a composer holding the text submits it; on an empty one it does
-                # nothing. Never into a prompt.
-                if self._asking(run):
-                    raise ReplyNotDelivered(
-                        "Codex has not recorded the message and is now asking for approval; lab did "
-                        "not press Enter again. Answer the prompt first."
-                    )
-                tmux.send_keys(run.tmux_session, "Enter")
-            if not self._wait_recorded(run, path, start, want, timeout=DELIVERY_TIMEOUT_S):
-                raise ReplyNotDelivered(
-                    "Codex has not recorded the message yet, so lab cannot tell whether it arrived. "
-                    "If it lands, it appears in the chat. lab will not send the same text again "
-                    "until then."
-                )
-            outbox.remove(want)
-
-    def _clear(self, run: RunHandle, tmux: Tmux, text: str) -> None:
+    def special_send(self, run: RunHandle, tmux: Tmux, text: str, want: str) -> bool:
         """§5: /clear starts a new thread at once, and the TUI opens the new thread's lock file
         (`$CODEX_HOME/thread-writer-locks/<thread>.lock`): that open file, in this run's own
         process tree, is the receipt. No rollout is written until the next submit, so lab's marker in
         the spool is the new conversation's identity meanwhile."""
+        if want != f"/{CLEAR}":
+            return False
         pid = tmux.pane_pid(run.tmux_session)
         if pid is None:
             raise SessionGone("The agent's terminal session is gone.")
         before = _thread_locks(pid)
         tmux.paste(run.tmux_session, text)
-        time.sleep(ENTER_DELAY_S)
+        time.sleep(self.enter_delay(text))
         tmux.send_keys(run.tmux_session, "Enter")
         deadline = time.monotonic() + CLEAR_TIMEOUT_S
         while not (_thread_locks(pid) - before):
@@ -552,91 +409,53 @@ class CodexProvider(AgentProvider):
             time.sleep(POLL_S)
         stamp = datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
         write_clear_marker(run.spool_dir, text.strip(), time.time_ns(), stamp)
+        return True
 
-    def _wait_recorded(self, run: RunHandle, path: str, start: int, want: str, *, timeout: float) -> bool:
-        """§2: a submitted prompt is a `response_item` user message with the text. The first
-        submit of a thread writes a new rollout, which the SessionStart hook names: follow it."""
-        deadline = time.monotonic() + timeout
-        offset, pending = start, b""
-        while True:
-            current = self.locate_transcript(run)
-            if current != path:
-                path, offset, pending = current, 0, b""
-            try:
-                chunk = read_head(path, READ_CHUNK, offset=offset)
-            except OSError:  # missing yet, or not a regular file
-                chunk = b""
-            if chunk:
-                offset += len(chunk)
-                pending += chunk
-                *lines, pending = pending.split(b"\n")
-                if any(records_prompt(line, want) for line in lines):
-                    return True
-            if time.monotonic() >= deadline:
-                return False
-            time.sleep(POLL_S)
-
-    def interrupt(self, run: RunHandle) -> None:
+    def interrupt_applies(self, run: RunHandle) -> bool:
         """§11: one Esc stops a working turn. Sent only while the rollout says the turn works:
         at idle a first Esc arms "esc again to edit previous message" and a second opens that
-        editor. Never Ctrl-C: it opens a dialog while working and exits at idle. Never on an
-        approval prompt (§7: Esc there declines it, an answer nobody chose, and an answer on
-        its way would then be typed into the composer): PromptPending, nothing sent."""
-        tmux = Tmux(run.tmux_socket)
-        if not tmux.has_session(run.tmux_session):
-            raise SessionGone("The agent's terminal session is gone.")
-        busy = f"An answer is being sent to {self.display_name()}; the interrupt was not sent. Try again."
-        with keys_lock(run, busy=busy):
-            view = self.spool_view(run)
-            if view.pending is not None or view.blocked:
-                where = "allow or deny it above" if view.pending is not None else "answer it in its terminal"
-                raise PromptPending(
-                    f"{self.display_name()} is asking for approval: {where}. The interrupt was not "
-                    "sent: its Esc would have answered for you."
-                )
-            if self._state_now(run) == RunState.WORKING:
-                mark_interrupt(run)
-                tmux.send_keys(run.tmux_session, "Escape")
+        editor. Never Ctrl-C: it opens a dialog while working and exits at idle."""
+        return self._state_now(run) == RunState.WORKING
 
-    def answer_dialog(self, run: RunHandle, dialog: Dialog, answers: Sequence[Answer]) -> None:
-        """§7: one key per option (y, p, Esc), after the prompt is drawn; verified by the
-        rollout (the call's output, or the turn's abort for a decline)."""
+    # --- answers (§7, dialogs.py): one key per option (y, p, Esc) ----------------------------
+
+    def plan_answer(self, dialog: Dialog, answers: Sequence[Answer]) -> AnswerPlan:
         choice = choice_for(dialog, answers)
-        tmux = Tmux(run.tmux_socket)
-        if not tmux.has_session(run.tmux_session):
-            raise SessionGone("The agent's terminal session is gone.")
-        view = self.spool_view(run)
-        if view.pending is None or view.pending.dialog.tool_use_id != dialog.tool_use_id:
-            raise StaleDialog("That approval is no longer pending.")
-        path = self.locate_transcript(run)
-        start = _size(path)
-        # §7: the prompt hides the terminal's cursor while it is drawn (tmux's flag, not the
-        # screen's text); a key sent before that is lost. Played when it shows, and once more
-        # only if the prompt is still there (the key was dropped, nothing else can have moved).
+        return AnswerPlan(keys=choice, intent="allow" if choice.allows else "deny")
+
+    def await_shown(self, run: RunHandle, tmux: Tmux, dialog: Dialog, plan: AnswerPlan) -> None:
+        """§7: the prompt hides the terminal's cursor while it is drawn (tmux's flag, not the
+        screen's text); a key sent before that is lost."""
+        if self.pending_since(run, dialog) is None:
+            raise StaleDialog("This dialog is no longer waiting for an answer. Nothing was sent.")
         if not self._prompt_shown(tmux, run):
             raise DialogNotAnswerable(
                 f"{self.display_name()}'s approval prompt is not on its screen; lab sent nothing. "
                 "Check the terminal with the attach command."
             )
-        busy = f"An interrupt is being sent to {self.display_name()}; nothing was answered. Try again."
-        with keys_lock(run, busy=busy):
-            # Read again after the wait for the prompt, right before the key: an approval gone
-            # (answered, aborted) or dismissed by an interrupt since its tool began would take
-            # the key as composer text.
-            now = self.spool_view(run).pending
-            if now is None or now != view.pending or last_interrupt_ns(run) >= (now.seen_ns or now.shown_ns):
-                raise StaleDialog("That approval is no longer pending. Nothing was sent.")
-            with self._guard:  # the backstop's intent, recorded before the first key
-                self._intents.pop(dialog.tool_use_id, None)
-                self._intents[dialog.tool_use_id] = "allow" if choice.allows else "deny"
-                while len(self._intents) > 100:
-                    self._intents.popitem(last=False)
-            tmux.send_keys(run.tmux_session, choice.tmux_key)
-            if not self._cursor_hidden(tmux, run, False, KEY_LANDED_TIMEOUT_S):
-                again = self.spool_view(run).pending
-                if again is not None and again == view.pending:  # the same prompt, still showing
-                    tmux.send_keys(run.tmux_session, choice.tmux_key)
-        if not self._wait_answered(run, dialog.tool_use_id, path, start, allows=choice.allows):
+
+    def pending_since(self, run: RunHandle, dialog: Dialog) -> int | None:
+        now = self.spool_view(run).pending
+        if now is None or now.dialog.tool_use_id != dialog.tool_use_id:
+            return None
+        return now.seen_ns or now.shown_ns
+
+    def play_answer(self, run: RunHandle, tmux: Tmux, dialog: Dialog, plan: AnswerPlan) -> None:
+        """The key, and once more only if the prompt is still there (the key was dropped,
+        nothing else can have moved)."""
+        choice: Choice = plan.keys
+        tmux.send_keys(run.tmux_session, choice.tmux_key)
+        if not self._cursor_hidden(tmux, run, False, KEY_LANDED_TIMEOUT_S):
+            again = self.spool_view(run).pending
+            if again is not None and again.dialog.tool_use_id == dialog.tool_use_id:
+                tmux.send_keys(run.tmux_session, choice.tmux_key)
+
+    def verify_answer(
+        self, run: RunHandle, tmux: Tmux, dialog: Dialog, plan: AnswerPlan, mark: AnswerMark
+    ) -> None:
+        """Verified by the rollout: the call's output, or the turn's abort for a decline."""
+        choice: Choice = plan.keys
+        if not self._wait_answered(run, dialog.tool_use_id, mark, allows=choice.allows):
             if choice.allows:
                 raise ReplyNotDelivered(
                     "The approval was sent, but Codex has recorded no result for the command yet: it "
@@ -679,24 +498,17 @@ class CodexProvider(AgentProvider):
                 return False
             time.sleep(POLL_S)
 
-    def _wait_answered(self, run: RunHandle, call_id: str, path: str, start: int, *, allows: bool) -> bool:
+    def _wait_answered(self, run: RunHandle, call_id: str, mark: AnswerMark, *, allows: bool) -> bool:
         needle = call_id.encode()
         deadline = time.monotonic() + VERIFY_TIMEOUT_S
-        offset, pending = start, b""
+        new = NewLines(mark.path, mark.size)
         while True:
             if allows and any(
                 e.get("hook_event_name") == "PostToolUse" and e.get("tool_use_id") == call_id
                 for e in spool_events(run.spool_dir)
             ):
                 return True
-            try:
-                chunk = read_head(path, READ_CHUNK, offset=offset)
-            except OSError:  # missing yet, or not a regular file
-                chunk = b""
-            offset += len(chunk)
-            pending += chunk
-            *lines, pending = pending.split(b"\n")
-            for line in lines:
+            for line in new.read():
                 if needle in line and b'"function_call_output"' in line:
                     return True
                 if not allows and b'"turn_aborted"' in line:
@@ -705,64 +517,28 @@ class CodexProvider(AgentProvider):
                 return False
             time.sleep(POLL_S)
 
-    def intents(self) -> dict[str, str]:
-        with self._guard:
-            return dict(self._intents)
-
-    # --- auth ------------------------------------------------------------------------------
+    # --- auth (auth.py) ----------------------------------------------------------------------
 
     def auth_status(self) -> AuthStatus:
-        from providers.codex.auth import auth_status
-
-        return auth_status(self)
+        return auth.auth_status(self)
 
     def login_start(self) -> LoginStart:
-        from providers.codex.auth import login_start
-
-        return login_start(self)
+        return auth.login_start(self)
 
     def login_code(self, code: str) -> AuthStatus:
-        from providers.codex.auth import login_with_api_key
-
-        return login_with_api_key(self, code)
+        return auth.login_with_api_key(self, code)
 
     def logout(self) -> AuthStatus:
-        from providers.codex.auth import logout
-
-        return logout(self)
+        return auth.logout(self)
 
 
-def records_prompt(line: bytes, want: str) -> bool:
-    """Whether a rollout line records `want` (normalized) as the operator's message (§2)."""
-    if b'"response_item"' not in line or b'"user"' not in line:
-        return False
-    try:
-        entry = orjson.loads(line)
-    except orjson.JSONDecodeError:
-        return False
-    payload = entry.get("payload") if isinstance(entry, dict) else None
-    if not isinstance(payload, dict) or payload.get("type") != "message" or payload.get("role") != "user":
-        return False
-    content = payload.get("content")
-    if not isinstance(content, list):
-        return False
-    text = "".join(
-        c.get("text", "") for c in content if isinstance(c, dict) and c.get("type") == "input_text"
-    )
-    return normalize(text) == want
-
-
-def _aborted_after(tail: bytes, needle: bytes) -> bool:
-    """A turn_aborted after the call's function_call: a decline that wrote no output line."""
+def _closed_in(tail: bytes, needle: bytes) -> bool:
+    """The call's output in the rollout's tail, or a turn_aborted after its function_call: a
+    decline that wrote no output line."""
+    if any(needle in line and b'"function_call_output"' in line for line in tail.splitlines()):
+        return True
     at = tail.rfind(needle)
     return at >= 0 and b'"turn_aborted"' in tail[at:]
-
-
-def _size(path: str) -> int:
-    try:
-        return os.stat(path).st_size
-    except FileNotFoundError:
-        return 0
 
 
 def _descendants(pid: int) -> list[int]:

@@ -50,9 +50,6 @@ HOOK_EVENTS = {
 }
 # §6: Codex fills these defaults into the handler before hashing it.
 HOOK_DEFAULT_TIMEOUT = 600
-# The spool directory reaches the hook through the agent's environment, so the command (and
-# with it the trust hash) is one fixed string for every run.
-SPOOL_ENV = "LAB_CODEX_SPOOL"
 
 
 class ConfigRefused(ProviderError):
@@ -60,8 +57,11 @@ class ConfigRefused(ProviderError):
 
 
 def hook_command() -> str:
-    # Codex runs a hook's command through the shell: quoted, a path with a space stays one word.
-    return shlex.join([sys.executable, "-S", str(Path(__file__).with_name("hook_spool.py"))])
+    """lab's hook writer, with no argument: the spool directory reaches it through the agent's
+    environment (providers.hook_writer.SPOOL_ENV), so the command, and with it the trust hash,
+    is one fixed string for every run. Codex runs it through the shell: quoted, a path with a
+    space stays one word."""
+    return shlex.join([sys.executable, "-S", str(Path(__file__).parent.parent / "hook_writer.py")])
 
 
 @contextlib.contextmanager

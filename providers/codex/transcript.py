@@ -26,6 +26,7 @@ from typing import Any
 import orjson
 
 from providers.jsonl import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINE_BYTES, LinesRead, read_lines
+from providers.outbox import normalize
 from providers.schema import Cursor, Message, MessageKind, RunState, TranscriptRead
 
 RECENT_TOOLS = 64  # call_id → tool name, to name the result that follows
@@ -422,3 +423,23 @@ def _truncate(text: str, limit: int) -> str:
 
 def _one_line(text: str, limit: int = INPUT_MAX_CHARS) -> str:
     return _truncate(" ".join(text.split()), limit)
+
+
+def records_prompt(line: bytes, want: str) -> bool:
+    """Whether a rollout line records `want` (normalized) as the operator's message (§2)."""
+    if b'"response_item"' not in line or b'"user"' not in line:
+        return False
+    try:
+        entry = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return False
+    payload = entry.get("payload") if isinstance(entry, dict) else None
+    if not isinstance(payload, dict) or payload.get("type") != "message" or payload.get("role") != "user":
+        return False
+    content = payload.get("content")
+    if not isinstance(content, list):
+        return False
+    text = "".join(
+        c.get("text", "") for c in content if isinstance(c, dict) and c.get("type") == "input_text"
+    )
+    return normalize(text) == want

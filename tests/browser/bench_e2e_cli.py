@@ -26,7 +26,7 @@ from typing import Any
 import pytest
 
 from compat.claude_code.scripted_model import dynamic, text, when
-from providers.claude_code.replying import enter_delay
+from providers.claude_code.provider import enter_delay
 from tests.browser.conftest import LabServer, RunPage
 from tests.browser.test_chat_browser import expect_state, open_run, send
 

@@ -1,6 +1,6 @@
 """Case 17: lab is SIGKILLed in the middle of a file it writes — the secret key (lab/settings.py),
 the CLI config seed_workspace grants trust in (~/.claude.json, providers/claude_code/seed.py), the
-hook spool (providers/claude_code/hook_spool.py). Each writer runs in a loop in a subprocess that
+hook spool (providers/hook_writer.py). Each writer runs in a loop in a subprocess that
 is killed at random points; the file is then old or new, never torn."""
 
 from __future__ import annotations
@@ -112,20 +112,20 @@ for i in itertools.count():
     _kill_loop(code, {"DJANGO_SETTINGS_MODULE": "lab.settings", "LAB_DATA_DIR": str(tmp_path / "d")}, check)
 
 
-def test_hook_spool_files_are_never_torn(tmp_path):
+def test_hook_writer_files_are_never_torn(tmp_path):
     spool = tmp_path / "spool"
     spool.mkdir()
     payload = json.dumps({"hook_event_name": "PreToolUse", "tool_input": {"blob": "y" * 256 * 1024}}).encode()
     code = f"""
 import io, sys
-sys.path.insert(0, {str(REPO / "providers" / "claude_code")!r})
-import hook_spool
+sys.path.insert(0, {str(REPO / "providers")!r})
+import hook_writer
 import json
 payload = json.dumps({{"hook_event_name": "PreToolUse", "tool_input": {{"blob": "y" * 256 * 1024}}}}).encode()
 print("ready", flush=True)
 while True:
     sys.stdin = io.TextIOWrapper(io.BytesIO(payload))
-    hook_spool.main(["hook_spool.py", {str(spool)!r}])
+    hook_writer.main(["hook_writer.py", {str(spool)!r}])
 """
 
     whole = 0
@@ -146,9 +146,9 @@ while True:
 
 
 def test_a_short_write_never_lands_in_the_spool(tmp_path, monkeypatch):
-    sys.path.insert(0, str(REPO / "providers" / "claude_code"))
+    sys.path.insert(0, str(REPO / "providers"))
     try:
-        import hook_spool
+        import hook_writer
     finally:
         sys.path.pop(0)
     import io
@@ -157,8 +157,8 @@ def test_a_short_write_never_lands_in_the_spool(tmp_path, monkeypatch):
     spool.mkdir()
     payload = json.dumps({"hook_event_name": "Stop", "pad": "z" * 10000}).encode()
     real_write = os.write
-    monkeypatch.setattr(hook_spool.os, "write", lambda fd, data: real_write(fd, bytes(data)[:4096]))
+    monkeypatch.setattr(hook_writer.os, "write", lambda fd, data: real_write(fd, bytes(data)[:4096]))
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(payload)))
-    hook_spool.main(["hook_spool.py", str(spool)])
+    hook_writer.main(["hook_writer.py", str(spool)])
     (name,) = [n for n in os.listdir(spool) if not n.startswith(".")]
     assert (spool / name).read_bytes() == payload

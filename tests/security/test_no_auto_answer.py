@@ -32,9 +32,13 @@ SINKS = {
     "reply",
     "interrupt",
 }
-# The generic core's part of the operator's request path: the services the views call, and the
-# test double. Each adapter names its own in compat/<package>/security.py (the manifest below).
+# The generic core's part of the operator's request path: the services the views call, the TUI
+# kit's protocols, and the test double. Each adapter names its own in
+# compat/<package>/security.py (the manifest below).
 GENERIC_KEY_SENDERS = {
+    "providers/tui.py:TuiAdapter.reply",
+    "providers/tui.py:TuiAdapter.interrupt",
+    "providers/tui.py:TuiAdapter.answer_dialog",
     "providers/testing.py:FakeProvider.reply",
     "providers/testing.py:FakeProvider.interrupt",
     "providers/testing.py:FakeProvider.answer_dialog",
@@ -45,6 +49,7 @@ GENERIC_KEY_SENDERS = {
 }
 GENERIC_SIGNAL_MODULES = [
     "providers/hookspool.py",
+    "providers/hook_writer.py",
     "runs/watcher.py",
     "runs/selectors.py",
     "runs/consumers.py",
@@ -286,7 +291,7 @@ def test_no_production_code_reads_the_pane():
 
 
 def test_a_permission_request_is_offered_to_the_operator_not_answered():
-    from providers.claude_code.livesignals import fold
+    from providers.claude_code.spool import fold
     from providers.schema import DialogKind
 
     def event(n: int, name: str, **fields: object) -> dict[str, object]:

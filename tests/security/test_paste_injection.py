@@ -239,9 +239,9 @@ def test_the_claude_adapter_sends_text_only_by_paste_and_only_enter_as_a_key(mon
     monkeypatch.setattr(Tmux, "paste", lambda self, name, text: pasted.append(text))
     monkeypatch.setattr(Tmux, "send_keys", lambda self, name, *k: keys.append(k))
     provider = ClaudeCodeProvider()
-    monkeypatch.setattr(provider, "_wait_ready", lambda run, tmux: None)
+    monkeypatch.setattr(provider, "wait_ready", lambda run, tmux: None)
     monkeypatch.setattr(provider, "_wait_recorded", lambda *a, **k: True)
-    monkeypatch.setattr("providers.claude_code.replying.time.sleep", lambda s: None)
+    monkeypatch.setattr("providers.tui.time.sleep", lambda s: None)
     handle = RunHandle(
         run_id=1, worktree="/tmp", tmux_socket="labsec", tmux_session="lab-x", transcript_path=""
     )

@@ -14,8 +14,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from providers.claude_code.provider import ClaudeCodeProvider
-from providers.claude_code.reading import UUID_RE
+from providers.claude_code.provider import UUID_RE, ClaudeCodeProvider
 from providers.errors import TranscriptUnreadable
 from providers.jsonl import read_lines
 from providers.schema import RunHandle

@@ -19,8 +19,9 @@ from compat.adapter import AdapterRun
 from compat.claude_code.adapter import spawn_adapter_run
 from compat.claude_code.home import installed_version
 from compat.claude_code.scripted_model import text, tool_use, when
-from providers.claude_code import replying as claude_provider
-from providers.claude_code.replying import records_prompt
+from providers.claude_code import provider as claude_provider
+from providers.claude_code.provider import ClaudeCodeProvider
+from providers.claude_code.transcript import records_prompt
 from providers.errors import PromptPending, ReplyInFlight, ReplyNotDelivered, ReplyRefused
 from providers.tmux import Tmux
 
@@ -108,7 +109,7 @@ def test_receipts_match_what_the_cli_records(scripted_model, live_run):
     send("amp", "&do it in the background")
     assert {"#remember this note", "&do it in the background"} <= set(user_contents(live_run))
     # Delivered on the first Enter: no retry was needed (the CLI did not hold any for review).
-    assert all(t < claude_provider.RETRY_ENTER_AFTER_S for t in timings.values()), timings
+    assert all(t < ClaudeCodeProvider.retry_enter_after_s for t in timings.values()), timings
 
 
 def test_the_cli_holds_a_paste_with_invisible_characters_for_review(scripted_model, live_run):
@@ -184,7 +185,7 @@ def test_an_unrecorded_reply_is_not_called_lost_and_is_never_sent_twice(
 ):
     """/help opens a screen and (fullscreen renderer) records nothing, open or closed: lab says
     it cannot tell, and refuses the same text again unless asked for a second copy."""
-    monkeypatch.setattr(claude_provider, "DELIVERY_TIMEOUT_S", 4.0)
+    monkeypatch.setattr(ClaudeCodeProvider, "delivery_timeout_s", 4.0)
     live_run.provider.reply(live_run.handle, "warm up")
     with pytest.raises(ReplyNotDelivered) as raised:
         live_run.provider.reply(live_run.handle, "/help")
@@ -202,8 +203,8 @@ def test_a_reply_that_lands_late_is_reported_as_landed_not_sent_twice(scripted_m
     """With no time to see its receipt, lab reports "cannot tell"; the text lands; a resend is
     refused with "reached Claude Code after all", and the CLI recorded it once."""
     live_run.provider.reply(live_run.handle, "warm up")
-    monkeypatch.setattr(claude_provider, "RETRY_ENTER_AFTER_S", 0.0)
-    monkeypatch.setattr(claude_provider, "DELIVERY_TIMEOUT_S", 0.0)
+    monkeypatch.setattr(ClaudeCodeProvider, "retry_enter_after_s", 0.0)
+    monkeypatch.setattr(ClaudeCodeProvider, "delivery_timeout_s", 0.0)
     with pytest.raises(ReplyNotDelivered, match="cannot tell"):
         live_run.provider.reply(live_run.handle, "late but sure")
     wait_for(lambda: "late but sure" in user_contents(live_run), "the late receipt")

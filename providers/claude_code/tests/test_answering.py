@@ -14,6 +14,7 @@ from providers.claude_code.tests import entries as E
 from providers.claude_code.tests.test_transcript import REJECTION, approval_intent
 from providers.errors import ReplyNotDelivered
 from providers.schema import RunHandle
+from providers.tui import AnswerMark
 
 SAID = " To tell you how to proceed, the user said:\n"
 
@@ -25,7 +26,9 @@ def verify(tmp_path: Path, content: str, *, key: str, feedback: str = "") -> boo
     path.write_bytes(orjson.dumps(result) + b"\n")
     run = RunHandle(run_id=1, worktree=str(tmp_path), tmux_socket="s", tmux_session="x", spool_dir="")
     intent = approval_intent(key, feedback)
-    return ClaudeCodeProvider()._wait_answered(run, "toolu_b", str(path), 0, 0.0, intent)
+    return ClaudeCodeProvider()._wait_answered(
+        run, "toolu_b", AnswerMark(str(path), 0, frozenset()), 0.0, intent
+    )
 
 
 def test_a_denial_whose_feedback_reached_the_tool_is_the_answers_success(tmp_path):

@@ -1,5 +1,5 @@
-"""providers.claude_code.reading: a background agent's own transcript is found only inside the
-session's own transcript directory."""
+"""Claude Code's transcripts as its adapter reads them: a background agent's own transcript is
+found only inside the session's own transcript directory."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from providers.claude_code.provider import ClaudeCodeProvider
-from providers.claude_code.reading import NewLines
 from providers.claude_code.tool_results import ToolResults
 from providers.schema import RunHandle
 from providers.testing import returns_within
+from providers.tui import NewLines
 
 SESSION = "0b0e6f5c-8f2e-4c57-9a43-2d7f1e8c9a10"
 

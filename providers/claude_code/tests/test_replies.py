@@ -7,7 +7,7 @@ import orjson
 import pytest
 
 from providers.claude_code.provider import ClaudeCodeProvider
-from providers.claude_code.replying import records_prompt
+from providers.claude_code.transcript import records_prompt
 from providers.errors import ReplyRefused
 from providers.outbox import Outbox, normalize, reply_lock
 
@@ -149,8 +149,8 @@ def test_a_permission_prompt_drawn_during_the_tool_settle_wait_refuses_the_reply
     import time
     import types
 
-    from providers.claude_code import replying
-    from providers.claude_code.tests.test_livesignals import BASH, permission, prompt, session_start
+    from providers import tui
+    from providers.claude_code.tests.test_spool import BASH, permission, prompt, session_start
     from providers.errors import PromptPending
     from providers.schema import RunHandle
 
@@ -171,8 +171,8 @@ def test_a_permission_prompt_drawn_during_the_tool_settle_wait_refuses_the_reply
         time.sleep(seconds)
 
     clock = types.SimpleNamespace(sleep=sleep, time=time.time, time_ns=time.time_ns, monotonic=time.monotonic)
-    monkeypatch.setattr(replying, "time", clock)
-    monkeypatch.setattr(replying, "Tmux", _Terminal)
+    monkeypatch.setattr(tui, "time", clock)
+    monkeypatch.setattr(tui, "Tmux", _Terminal)
     monkeypatch.setattr(_Terminal, "sent", [])
     transcript = tmp_path / "t.jsonl"
     transcript.touch()

@@ -32,7 +32,7 @@ def save(rig, run, name):
         data = data.replace(str(real), placeholder)
     (OUT / f"{name}.jsonl").write_text(data)
     # The answers lab played, as the provider read the rollout with them (regen_expected too).
-    intents = {k: v for k, v in run.provider.intents().items() if k in data}
+    intents = {k: v for k, v in run.provider.intents(run.path).items() if k in data}
     if intents:
         (OUT / f"{name}.intents.json").write_text(json.dumps(intents, indent=2) + "\n")
 

@@ -11,7 +11,7 @@ import pytest
 
 from compat.claude_code.home import fixtures_dir
 from providers.claude_code import ClaudeCodeProvider
-from providers.claude_code.livesignals import fold, sweepable
+from providers.claude_code.spool import fold, sweepable
 from providers.hookspool import spool_events
 from providers.schema import DialogKind, RunHandle, RunState
 
@@ -277,10 +277,11 @@ def test_the_view_is_cached_on_the_spool_signature(provider, spool, monkeypatch)
     spool.write(prompt(), ASK)
     provider.pending_dialog(h)
     calls = []
-    from providers.claude_code import reading, signals
+    from providers import tui
+    from providers.claude_code import provider as claude_provider
 
-    monkeypatch.setattr(signals, "spool_events", lambda d: calls.append(d) or [])
-    monkeypatch.setattr(reading, "spool_events", lambda d: calls.append(d) or [])
+    monkeypatch.setattr(tui, "spool_events", lambda d: calls.append(d) or [])
+    monkeypatch.setattr(claude_provider, "spool_events", lambda d: calls.append(d) or [])
     for _ in range(50):
         assert provider.pending_dialog(h) is not None  # no re-read: still the cached view
     assert calls == []
@@ -329,13 +330,15 @@ def test_a_transcript_tool_result_reconciles_the_spool(provider, spool, tmp_path
     assert ClaudeCodeProvider().pending_dialog(h) is None  # another worker's instance, as fresh
 
 
-def test_the_intent_store_is_bounded_oldest_evicted(provider):
+def test_the_intent_store_is_bounded_oldest_evicted(provider, tmp_path):
     from providers.claude_code.dialogs import Intent
 
+    path = str(tmp_path / "t.jsonl")
     for i in range(130):
-        provider._record_intent(Intent(tool_use_id=f"t{i}", kind=DialogKind.QUESTION))
-    kept = provider.intents()
+        provider.intent_store.record(path, f"t{i}", Intent(tool_use_id=f"t{i}", kind=DialogKind.QUESTION))
+    kept = provider.intents(path)
     assert len(kept) == 100 and "t0" not in kept and "t129" in kept
+    assert kept["t129"] == Intent(tool_use_id="t129", kind=DialogKind.QUESTION)
 
 
 def test_the_hook_settings_cover_the_live_channel(provider, spool):
@@ -364,14 +367,15 @@ def test_the_adapter_arms_the_backstop_with_its_intents(provider):
     recorded = next(e for e in lines if isinstance(e.get("toolUseResult"), dict))["toolUseResult"]["answers"]
     wrong = next(i for i, o in enumerate(dialog.options) if o.label not in recorded.values())
 
-    def backstop() -> list:
-        read = provider.read_transcript(path, Cursor(path=path))
+    def backstop(reader: ClaudeCodeProvider = provider) -> list:
+        read = reader.read_transcript(path, Cursor(path=path))
         return [m for m in read.messages if "backstop" in m.native_id]
 
     assert backstop() == []  # no recorded intent stays silent
-    provider._record_intent(intent_for(dialog, [Answer(choices=(wrong,))]))
+    provider.intent_store.record(path, dialog.tool_use_id, intent_for(dialog, [Answer(choices=(wrong,))]))
     warnings = backstop()
     assert len(warnings) == 1 and warnings[0].is_error
+    assert backstop(ClaudeCodeProvider()) == warnings  # another worker, which never answered
 
 
 def test_a_permission_request_is_paired_with_the_pre_tool_use_of_the_same_input(spool):
@@ -425,12 +429,12 @@ def test_two_prompts_at_once_offer_neither_until_one_is_answered_in_the_terminal
 
 
 def test_an_answer_offered_before_a_second_prompt_opened_sends_nothing(provider, spool, monkeypatch):
-    from providers.claude_code import answering
+    from providers import tui
     from providers.claude_code.tests.test_replies import _Terminal
     from providers.errors import StaleDialog
     from providers.schema import Answer
 
-    monkeypatch.setattr(answering, "Tmux", _Terminal)
+    monkeypatch.setattr(tui, "Tmux", _Terminal)
     monkeypatch.setattr(_Terminal, "sent", [])
     spool.write(session_start(), prompt("TWO"), read_pre("toolu_a", "/out/a.txt"))
     spool.write(read_permission("/out/a.txt"))
@@ -440,4 +444,4 @@ def test_an_answer_offered_before_a_second_prompt_opened_sends_nothing(provider,
     spool.write(read_pre("toolu_b", "/out/b.txt"), read_permission("/out/b.txt"))  # then the operator clicks
     with pytest.raises(StaleDialog, match="more than one permission at once"):
         provider.answer_dialog(run, offered, [Answer(choices=(0,))])  # Allow once: Enter
-    assert _Terminal.sent == [] and provider.intents() == {}
+    assert _Terminal.sent == [] and provider.intents(provider.locate_transcript(run)) == {}

@@ -39,7 +39,7 @@ MAX_PRES = 64  # never delete what a verifying answer may still look at
 
 
 def event_time_ns(event: Mapping[str, Any]) -> int:
-    """hook_spool.py names each file `<time_ns:020d>-<pid>.json`: when the hook ran."""
+    """providers/hook_writer.py names each file `<time_ns:020d>-<pid>.json`: when the hook ran."""
     name = event.get("_spool_name", "")
     head = name.split("-", 1)[0] if isinstance(name, str) else ""
     return int(head) if head.isdigit() else 0
