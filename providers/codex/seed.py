@@ -221,6 +221,12 @@ def _install_hooks(codex_home: Path) -> list[Path]:
             ),
             None,
         )
+        legacy = next((i for i, g in enumerate(groups) if _lab_legacy_group(g)), None)
+        if index is None and legacy is not None:
+            # The hook writer lab installed before (a file since removed): pointed at the
+            # current one in place, so its index, and the trust key on it, stay.
+            groups[legacy]["hooks"][0]["command"] = command
+            index, changed = legacy, True
         if index is None:
             group: dict[str, Any] = {"hooks": [{"type": "command", "command": command}]}
             if matcher is not None:
@@ -236,6 +242,22 @@ def _install_hooks(codex_home: Path) -> list[Path]:
     if _trust(codex_home / CONFIG, hooks=trust):
         written.append(codex_home / CONFIG)
     return written
+
+
+# The hook writer's path in earlier versions of lab: its groups are lab's, rewritten on install.
+LEGACY_HOOK_SCRIPT = ("providers", "codex", "hook_spool.py")
+
+
+def _lab_legacy_group(group: object) -> bool:
+    if not isinstance(group, dict) or not isinstance(group.get("hooks"), list) or len(group["hooks"]) != 1:
+        return False
+    handler = group["hooks"][0]
+    command = handler.get("command") if isinstance(handler, dict) else None
+    try:
+        argv = shlex.split(command) if isinstance(command, str) else []
+    except ValueError:
+        return False
+    return len(argv) == 3 and argv[1] == "-S" and Path(argv[2]).parts[-3:] == LEGACY_HOOK_SCRIPT
 
 
 def trust_project(codex_home: Path, worktree: Path) -> list[Path]:

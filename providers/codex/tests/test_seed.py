@@ -45,6 +45,21 @@ def test_install_hooks_keeps_the_operators_own_and_is_idempotent(tmp_path: Path)
     assert install_hooks(codex_home) == []
 
 
+def test_lab_s_earlier_hook_command_is_replaced_in_place_with_its_trust(tmp_path: Path):
+    codex_home = tmp_path / ".codex"
+    codex_home.mkdir()
+    old = "/usr/bin/python3 -S '/srv/lab dir/providers/codex/hook_spool.py'"
+    mine = {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": old}]}]}}
+    (codex_home / "hooks.json").write_text(json.dumps(mine))
+    install_hooks(codex_home)
+    hooks = json.loads((codex_home / "hooks.json").read_text())["hooks"]
+    assert [g["hooks"][0]["command"] for g in hooks["Stop"]] == [seed.hook_command()]
+    state = tomllib.loads((codex_home / "config.toml").read_text())["hooks"]["state"]
+    assert state[f"{codex_home / 'hooks.json'}:stop:0:0"]["trusted_hash"] == hook_trust_hash(
+        "Stop", None, seed.hook_command()
+    )
+
+
 def test_trust_project_adds_the_folder_once(tmp_path: Path):
     codex_home = tmp_path / ".codex"
     wt = tmp_path / "wt"
