@@ -12,10 +12,15 @@ from __future__ import annotations
 
 import errno
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import orjson
 
 from providers.errors import TranscriptUnreadable
 from providers.safefile import UnsafeFile, open_fd
+from providers.schema import Cursor, Message, MessageKind
 
 DEFAULT_MAX_LINE_BYTES = 8 * 1024 * 1024
 DEFAULT_MAX_BYTES = 64 * 1024 * 1024  # per call: a 100 MB file is read over several calls
@@ -199,3 +204,145 @@ class _Scan:
             self.skipped.append((start, len(raw)))
         else:
             self.lines.append((start, raw))
+
+
+# --- an adapter's transcript reader, the plumbing ------------------------------------------------
+
+
+class LineReader:
+    """The plumbing every adapter's transcript reader shares: numbering the messages, counting,
+    warning about a line it skips, decoding each line and handing the object to `entry`. A
+    subclass (a dataclass holding its own state) defines `entry`, and may skip a line before
+    it is decoded (`skip`: bookkeeping the conversation never shows)."""
+
+    seq: int
+    corrupt: int
+    messages: list[Message]
+    stats: dict[str, int]
+
+    def entry(self, e: dict[str, Any]) -> None:
+        raise NotImplementedError
+
+    def skip(self, raw: bytes) -> bool:
+        return False
+
+    def emit(self, kind: MessageKind, text: str, **fields: Any) -> None:
+        self.messages.append(Message(seq=self.seq, kind=kind, text=text, **fields))
+        self.seq += 1
+
+    def count(self, stat: str) -> None:
+        self.stats[stat] = self.stats.get(stat, 0) + 1
+
+    def feed(self, read: LinesRead) -> None:
+        if not read.skipped:
+            for start, raw in read.lines:
+                self.line(start, raw)
+            return
+        # Rare: interleave the oversized-line warnings at their place in the file.
+        events: list[tuple[int, bytes | None, int]] = [(s, r, 0) for s, r in read.lines]
+        events += [(s, None, n) for s, n in read.skipped]
+        events.sort(key=lambda ev: ev[0])
+        for at, data, size in events:
+            if data is None:
+                self.oversized_line(at, size)
+            else:
+                self.line(at, data)
+
+    def oversized_line(self, start: int, size: int) -> None:
+        self.count("oversized")
+        self.warn(f"skipped an oversized transcript line ({size} bytes)", start)
+
+    def warn(self, text: str, start: int) -> None:
+        self.emit(MessageKind.LIFECYCLE, text, native_id=f"line@{start}", is_error=True)
+
+    def line(self, start: int, raw: bytes) -> None:
+        if not raw or raw.isspace() or self.skip(raw):
+            return
+        try:
+            entry = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            entry = None
+        if not isinstance(entry, dict):
+            self.unreadable(start, len(raw))
+            return
+        try:
+            self.entry(entry)
+        except (TypeError, AttributeError, ValueError, KeyError):
+            # A shape the pinned CLI never writes: keep reading rather than stall the run.
+            self.unreadable(start, len(raw))
+
+    def unreadable(self, start: int, size: int) -> None:
+        self.corrupt += 1
+        self.count("corrupt")
+        self.warn(f"skipped an unreadable transcript line ({size} bytes)", start)
+
+
+class ReaderState(Protocol):
+    """What an adapter's carried state (Cursor.provider_state) holds for the plumbing."""
+
+    @property
+    def skip_from(self) -> int | None: ...
+
+
+class FreezingReader(Protocol):
+    seq: int
+
+    def feed(self, read: LinesRead) -> None: ...
+
+    def freeze(self, skip_from: int | None) -> object: ...
+
+
+@dataclass(slots=True)
+class Passes[R: FreezingReader]:
+    """A read_in_passes result: the reader after every line read, and where the file stands."""
+
+    reader: R
+    path: str
+    offset: int
+    inode: int
+    skip_from: int | None
+    reset: bool
+    start_offset: int
+
+    def cursor(self) -> Cursor:
+        return Cursor(
+            path=self.path,
+            offset=self.offset,
+            inode=self.inode,
+            next_seq=self.reader.seq,
+            provider_state=self.reader.freeze(self.skip_from),
+        )
+
+
+def read_in_passes[S: ReaderState, R: FreezingReader](
+    path: str,
+    cursor: Cursor,
+    initial: Callable[[], S],
+    start: Callable[[S, int], R],
+    *,
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    max_passes: int | None = None,
+) -> Passes[R]:
+    """Read `path` on from `cursor` into a reader `start(state, seq)`, carrying the adapter's
+    state (`initial()` is a fresh one, of the type the cursor must carry): a new path or a
+    truncated or replaced file restarts from 0 with a fresh state. Pass after pass of
+    `max_bytes`, up to `max_passes` (the cursor then says where it stopped)."""
+    fresh = bool(cursor.path) and cursor.path != path
+    empty = initial()
+    carried = cursor.provider_state
+    st: S = carried if isinstance(carried, type(empty)) and not fresh else empty
+    offset, inode, seq = (0, 0, 0) if fresh else (cursor.offset, cursor.inode, cursor.next_seq)
+    reader = start(st, seq)
+    reset, skip_from, start_offset, passes = fresh, st.skip_from, offset, 0
+    while True:  # the byte budget bounds each pass; a 100 MB file takes several
+        passes += 1
+        read = read_lines(path, offset, inode, max_line_bytes, skip_from=skip_from, max_bytes=max_bytes)
+        if read.reset:
+            reset, start_offset = True, 0
+            reader = start(initial(), 0)
+        reader.feed(read)
+        offset, inode, skip_from = read.offset, read.inode, read.skip_from
+        if not read.more or (max_passes is not None and passes >= max_passes):
+            break
+    return Passes(reader, path, offset, inode, skip_from, reset, start_offset)

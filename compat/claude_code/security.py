@@ -27,15 +27,9 @@ SIGNAL_MODULES = (
     "providers/claude_code/tool_results.py",
     "providers/claude_code/transcript.py",
 )
-# The seam's signal readers as this adapter implements them (the kit's, and the adapter's
-# parts they call): each must exist and reach no key.
+# The adapter's parts of the seam's signal readers (the kit's own are in the guard's generic
+# list): each must exist and reach no key.
 SIGNAL_READERS = (
-    "providers/tui.py:TuiAdapter.pending_dialog",
-    "providers/tui.py:TuiAdapter.blocked_state",
-    "providers/tui.py:TuiAdapter.spool_view",
-    "providers/tui.py:TuiAdapter.sweep",
-    "providers/tui.py:TuiAdapter.read_transcript",
-    "providers/tui.py:TuiAdapter.locate_transcript",
     "providers/claude_code/provider.py:ClaudeCodeProvider.fold_spool",
     "providers/claude_code/provider.py:ClaudeCodeProvider.answered_among",
     "providers/claude_code/provider.py:ClaudeCodeProvider.parse_transcript",

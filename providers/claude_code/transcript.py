@@ -34,7 +34,7 @@ from providers.claude_code.dialogs import (
     Intent,
     PlanDecision,
 )
-from providers.jsonl import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINE_BYTES, LinesRead, read_lines
+from providers.jsonl import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINE_BYTES, LineReader, LinesRead, read_in_passes
 from providers.outbox import normalize
 from providers.schema import (
     Cursor,
@@ -172,7 +172,7 @@ class ClaudeState:
 
 
 @dataclass(slots=True)
-class _Reader:
+class _Reader(LineReader):
     """The mutable working copy of ClaudeState for one read_transcript call."""
 
     intents: Mapping[str, Intent] | None
@@ -248,13 +248,6 @@ class _Reader:
 
     # -- emitting -------------------------------------------------------------------------
 
-    def emit(self, kind: MessageKind, text: str, **fields: Any) -> None:
-        self.messages.append(Message(seq=self.seq, kind=kind, text=text, **fields))
-        self.seq += 1
-
-    def count(self, stat: str) -> None:
-        self.stats[stat] = self.stats.get(stat, 0) + 1
-
     def seen(self, key: str) -> bool:
         """True if `key` was already read; else remember it (bounded window)."""
         if key in self.recent_set:
@@ -280,51 +273,20 @@ class _Reader:
 
     def feed(self, read: LinesRead) -> None:
         self.lines += len(read.lines) + len(read.skipped)
-        if not read.skipped:
-            for start, raw in read.lines:
-                self.line(start, raw)
-            return
-        # Rare: interleave the oversized-line warnings at their place in the file.
-        events: list[tuple[int, bytes | None, int]] = [(s, r, 0) for s, r in read.lines]
-        events += [(s, None, n) for s, n in read.skipped]
-        events.sort(key=lambda ev: ev[0])
-        for at, line, size in events:
-            if line is None:
-                self.oversized += 1
-                self.count("oversized")
-                self.warn(f"skipped an oversized transcript line ({size} bytes)", at)
-            else:
-                self.line(at, line)
+        LineReader.feed(self, read)
 
-    def warn(self, text: str, start: int) -> None:
-        self.emit(MessageKind.LIFECYCLE, text, native_id=f"line@{start}", is_error=True)
+    def oversized_line(self, start: int, size: int) -> None:
+        self.oversized += 1
+        LineReader.oversized_line(self, start, size)
 
-    def line(self, start: int, raw: bytes) -> None:
-        if not raw or raw.isspace():
-            return
+    def skip(self, raw: bytes) -> bool:
         cheap = _cheap_type(raw)
         if cheap == b"attachment" and (self.mode_check[0] or _attachment_type(raw) in _SHOWN_ATTACHMENTS):
             cheap = None
         if cheap in _BOOKKEEPING:
             self.bookkeeping += 1
-            return
-        try:
-            entry = orjson.loads(raw)
-        except orjson.JSONDecodeError:
-            entry = None
-        if not isinstance(entry, dict):
-            self.unreadable(start, len(raw))
-            return
-        try:
-            self.entry(entry)
-        except (TypeError, AttributeError, ValueError, KeyError):
-            # A shape 2.1.328 never writes: keep reading rather than stall the run.
-            self.unreadable(start, len(raw))
-
-    def unreadable(self, start: int, size: int) -> None:
-        self.corrupt += 1
-        self.count("corrupt")
-        self.warn(f"skipped an unreadable transcript line ({size} bytes)", start)
+            return True
+        return False
 
     def entry(self, e: dict[str, Any]) -> None:
         kind = e.get("type")
@@ -792,39 +754,23 @@ def read_transcript(
     `intents` (tool_use_id → Intent) arms the answer backstop. Raises TranscriptUnreadable for
     a symlink or non-regular file; a corrupt or oversized line never raises.
     """
-    fresh = bool(cursor.path) and cursor.path != path
-    carried = cursor.provider_state
-    st = carried if isinstance(carried, ClaudeState) and not fresh else ClaudeState()
-    offset, inode, seq = (0, 0, 0) if fresh else (cursor.offset, cursor.inode, cursor.next_seq)
-    reader = _Reader.start(st, seq, intents)
-    reset = fresh
-    skip_from = st.skip_from
-    start_offset = offset
-    passes = 0
-    while True:  # the byte budget bounds each pass; a 100 MB file takes several
-        passes += 1
-        read = read_lines(path, offset, inode, max_line_bytes, skip_from=skip_from, max_bytes=max_bytes)
-        if read.reset:
-            reset = True
-            reader = _Reader.start(ClaudeState(), 0, intents)
-            start_offset = 0
-        reader.feed(read)
-        offset, inode, skip_from = read.offset, read.inode, read.skip_from
-        if not read.more or (max_passes is not None and passes >= max_passes):
-            break
+    passes = read_in_passes(
+        path,
+        cursor,
+        ClaudeState,
+        lambda st, seq: _Reader.start(st, seq, intents),
+        max_line_bytes=max_line_bytes,
+        max_bytes=max_bytes,
+        max_passes=max_passes,
+    )
+    reader = passes.reader
     reader.stats["lines"] = reader.lines
     reader.stats["bookkeeping"] = reader.bookkeeping
-    reader.stats["bytes"] = offset - start_offset
+    reader.stats["bytes"] = passes.offset - passes.start_offset
     reader.stats["queued"] = len(reader.queued)
     return TranscriptRead(
         messages=reader.messages,
-        cursor=Cursor(
-            path=path,
-            offset=offset,
-            inode=inode,
-            next_seq=reader.seq,
-            provider_state=reader.freeze(skip_from),
-        ),
+        cursor=passes.cursor(),
         state=reader.state,
         dialog=reader.dialog(),
         background=tuple(a.description or "an agent" for a in reader.agents.values()),
@@ -835,7 +781,7 @@ def read_transcript(
         # compat §1: enqueued, not yet dequeued. The queue also carries a finished background
         # agent's report (compat §13), which is the CLI's own turn, not the operator's prompt.
         queued=tuple(q for q in reader.queued if not q.lstrip().startswith(_NOTIFICATION)),
-        reset=reset,
+        reset=passes.reset,
         stats=reader.stats,
     )
 

@@ -25,7 +25,7 @@ from typing import Any
 
 import orjson
 
-from providers.jsonl import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINE_BYTES, LinesRead, read_lines
+from providers.jsonl import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINE_BYTES, LineReader, read_in_passes
 from providers.outbox import normalize
 from providers.schema import Cursor, Message, MessageKind, RunState, TranscriptRead
 
@@ -69,7 +69,7 @@ class CodexState:
 
 
 @dataclass
-class _Reader:
+class _Reader(LineReader):
     seq: int
     state: RunState
     since: str
@@ -102,13 +102,6 @@ class _Reader:
             skip_from=skip_from,
         )
 
-    def emit(self, kind: MessageKind, text: str, **fields: Any) -> None:
-        self.messages.append(Message(seq=self.seq, kind=kind, text=text, **fields))
-        self.seq += 1
-
-    def count(self, stat: str) -> None:
-        self.stats[stat] = self.stats.get(stat, 0) + 1
-
     def settle(self, state: RunState, stamp: str = "") -> None:
         if state == RunState.WORKING and self.state != RunState.WORKING:
             self.since = stamp
@@ -119,44 +112,13 @@ class _Reader:
 
     # -- lines ----------------------------------------------------------------------------
 
-    def feed(self, read: LinesRead) -> None:
-        events: list[tuple[int, bytes | None, int]] = [(s, r, 0) for s, r in read.lines]
-        events += [(s, None, n) for s, n in read.skipped]
-        events.sort(key=lambda ev: ev[0])
-        for at, raw, size in events:
-            if raw is None:
-                self.count("oversized")
-                self.warn(f"skipped an oversized transcript line ({size} bytes)", at)
-            else:
-                self.line(at, raw)
-
-    def warn(self, text: str, start: int) -> None:
-        self.emit(MessageKind.LIFECYCLE, text, native_id=f"line@{start}", is_error=True)
-
-    def line(self, start: int, raw: bytes) -> None:
-        if not raw or raw.isspace():
-            return
+    def skip(self, raw: bytes) -> bool:
         self.count("lines")
         cheap = _cheap_type(raw)
         if cheap is not None and cheap not in _CONVERSATION:
             self.count("bookkeeping")  # session_meta (~20 KB of instructions), turn_context …
-            return
-        try:
-            entry = orjson.loads(raw)
-        except orjson.JSONDecodeError:
-            entry = None
-        if not isinstance(entry, dict):
-            self.unreadable(start, len(raw))
-            return
-        try:
-            self.entry(entry)
-        except (TypeError, AttributeError, ValueError, KeyError):
-            self.unreadable(start, len(raw))  # a shape 0.171.0 never writes: keep reading
-
-    def unreadable(self, start: int, size: int) -> None:
-        self.corrupt += 1
-        self.count("corrupt")
-        self.warn(f"skipped an unreadable transcript line ({size} bytes)", start)
+            return True
+        return False
 
     def entry(self, e: dict[str, Any]) -> None:
         kind = e.get("type")
@@ -350,39 +312,25 @@ def read_transcript(
     `intents` (call_id → "allow" | "deny") arms the approval backstop. Raises
     TranscriptUnreadable for a symlink or non-regular file; a corrupt line never raises.
     """
-    intents = intents or {}
-    fresh = bool(cursor.path) and cursor.path != path
-    carried = cursor.provider_state
-    st = carried if isinstance(carried, CodexState) and not fresh else CodexState()
-    offset, inode, seq = (0, 0, 0) if fresh else (cursor.offset, cursor.inode, cursor.next_seq)
-    reader = _Reader.start(st, seq, intents)
-    reset = fresh
-    skip_from = st.skip_from
-    passes = 0
-    while True:
-        passes += 1
-        read = read_lines(path, offset, inode, max_line_bytes, skip_from=skip_from, max_bytes=max_bytes)
-        if read.reset:
-            reset = True
-            reader = _Reader.start(CodexState(), 0, intents)
-        reader.feed(read)
-        offset, inode, skip_from = read.offset, read.inode, read.skip_from
-        if not read.more or (max_passes is not None and passes >= max_passes):
-            break
+    armed = intents or {}
+    passes = read_in_passes(
+        path,
+        cursor,
+        CodexState,
+        lambda st, seq: _Reader.start(st, seq, armed),
+        max_line_bytes=max_line_bytes,
+        max_bytes=max_bytes,
+        max_passes=max_passes,
+    )
+    reader = passes.reader
     working = reader.state == RunState.WORKING
     return TranscriptRead(
         messages=reader.messages,
-        cursor=Cursor(
-            path=path,
-            offset=offset,
-            inode=inode,
-            next_seq=reader.seq,
-            provider_state=reader.freeze(skip_from),
-        ),
+        cursor=passes.cursor(),
         state=reader.state,
         since=reader.since if working else "",
         running=next(reversed(reader.running.values()), "") if working else "",
-        reset=reset,
+        reset=passes.reset,
         stats=reader.stats,
     )
 
