@@ -83,7 +83,7 @@ BASH = pre("Bash", "toolu_bash", {"command": "touch x", "description": "touch"})
 
 
 class Spool:
-    """A spool dir written the way hook_spool.py writes it: `<time_ns:020d>-<pid>.json`."""
+    """A spool dir written the way providers/hook_writer.py writes it: `<time_ns:020d>-<pid>.json`."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
