@@ -3,12 +3,14 @@ them, the agent's environment, and the refusals' wording."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
 from providers import tui
-from providers.tui import Asking, IntentStore, interrupt_refusal, reply_refusal
+from providers.testing import returns_within
+from providers.tui import Asking, IntentStore, NewLines, interrupt_refusal, reply_refusal
 
 
 def store() -> IntentStore:
@@ -72,3 +74,18 @@ def test_the_refusals_say_where_the_prompt_is_answered():
         "would have answered for you."
     )
     assert interrupt_refusal("Agent", terminal).startswith("Agent is asking permission in its terminal")
+
+
+def test_new_lines_of_a_fifo_are_none_and_never_waited_on(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "t.jsonl")
+    assert returns_within(lambda: NewLines(str(tmp_path / "t.jsonl"), 0).read()) == []
+
+
+def test_new_lines_come_line_by_line_from_the_offset(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(b'{"a":1}\n{"b":')
+    new = NewLines(str(path), 0)
+    assert new.read() == [b'{"a":1}']
+    with open(path, "ab") as f:
+        f.write(b"2}\n")
+    assert new.read() == [b'{"b":2}']

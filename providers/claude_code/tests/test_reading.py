@@ -12,7 +12,6 @@ from providers.claude_code.provider import ClaudeCodeProvider
 from providers.claude_code.tool_results import ToolResults
 from providers.schema import RunHandle
 from providers.testing import returns_within
-from providers.tui import NewLines
 
 SESSION = "0b0e6f5c-8f2e-4c57-9a43-2d7f1e8c9a10"
 
@@ -58,21 +57,6 @@ def test_a_symlinked_session_folder_is_not_followed_either(project: Path, tmp_pa
     (outside / "subagents" / "agent-a1.jsonl").write_text('{"secret": 1}\n')
     os.symlink(outside, project / SESSION)
     assert _side(project, "a1") == ""
-
-
-def test_new_lines_of_a_fifo_are_none_and_never_waited_on(tmp_path: Path) -> None:
-    os.mkfifo(tmp_path / "t.jsonl")
-    assert returns_within(lambda: NewLines(str(tmp_path / "t.jsonl"), 0).read()) == []
-
-
-def test_new_lines_come_line_by_line_from_the_offset(tmp_path: Path) -> None:
-    path = tmp_path / "t.jsonl"
-    path.write_bytes(b'{"a":1}\n{"b":')
-    new = NewLines(str(path), 0)
-    assert new.read() == [b'{"a":1}']
-    with open(path, "ab") as f:
-        f.write(b"2}\n")
-    assert new.read() == [b'{"b":2}']
 
 
 def test_the_tool_results_scan_skips_a_fifo(tmp_path: Path) -> None:
