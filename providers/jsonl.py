@@ -14,13 +14,13 @@ import errno
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, TypedDict, Unpack
 
 import orjson
 
 from providers.errors import TranscriptUnreadable
 from providers.safefile import UnsafeFile, open_fd
-from providers.schema import Cursor, Message, MessageKind
+from providers.schema import Cursor, Message, MessageKind, RunState, TranscriptRead
 
 DEFAULT_MAX_LINE_BYTES = 8 * 1024 * 1024
 DEFAULT_MAX_BYTES = 64 * 1024 * 1024  # per call: a 100 MB file is read over several calls
@@ -286,6 +286,10 @@ class ReaderState(Protocol):
 
 class FreezingReader(Protocol):
     seq: int
+    state: RunState
+    since: str
+    messages: list[Message]
+    stats: dict[str, int]
 
     def feed(self, read: LinesRead) -> None: ...
 
@@ -313,16 +317,35 @@ class Passes[R: FreezingReader]:
             provider_state=self.reader.freeze(self.skip_from),
         )
 
+    def transcript_read(self, running: str, **more: Any) -> TranscriptRead:
+        """The read as the seam returns it: since and running only while the turn works."""
+        working = self.reader.state == RunState.WORKING
+        return TranscriptRead(
+            messages=self.reader.messages,
+            cursor=self.cursor(),
+            state=self.reader.state,
+            since=self.reader.since if working else "",
+            running=running if working else "",
+            reset=self.reset,
+            stats=self.reader.stats,
+            **more,
+        )
+
+
+class Limits(TypedDict, total=False):
+    """read_in_passes' bounds, as an adapter's read_transcript takes them."""
+
+    max_line_bytes: int
+    max_bytes: int
+    max_passes: int | None
+
 
 def read_in_passes[S: ReaderState, R: FreezingReader](
     path: str,
     cursor: Cursor,
     initial: Callable[[], S],
     start: Callable[[S, int], R],
-    *,
-    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
-    max_bytes: int = DEFAULT_MAX_BYTES,
-    max_passes: int | None = None,
+    **limits: Unpack[Limits],
 ) -> Passes[R]:
     """Read `path` on from `cursor` into a reader `start(state, seq)`, carrying the adapter's
     state (`initial()` is a fresh one, of the type the cursor must carry): a new path or a
@@ -335,6 +358,9 @@ def read_in_passes[S: ReaderState, R: FreezingReader](
     offset, inode, seq = (0, 0, 0) if fresh else (cursor.offset, cursor.inode, cursor.next_seq)
     reader = start(st, seq)
     reset, skip_from, start_offset, passes = fresh, st.skip_from, offset, 0
+    max_line_bytes = limits.get("max_line_bytes", DEFAULT_MAX_LINE_BYTES)
+    max_bytes = limits.get("max_bytes", DEFAULT_MAX_BYTES)
+    max_passes = limits.get("max_passes")
     while True:  # the byte budget bounds each pass; a 100 MB file takes several
         passes += 1
         read = read_lines(path, offset, inode, max_line_bytes, skip_from=skip_from, max_bytes=max_bytes)

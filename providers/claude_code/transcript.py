@@ -21,7 +21,7 @@ import re
 from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Unpack
 
 import orjson
 
@@ -34,7 +34,7 @@ from providers.claude_code.dialogs import (
     Intent,
     PlanDecision,
 )
-from providers.jsonl import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINE_BYTES, LineReader, LinesRead, read_in_passes
+from providers.jsonl import Limits, LineReader, LinesRead, read_in_passes
 from providers.outbox import normalize
 from providers.schema import (
     Cursor,
@@ -738,13 +738,7 @@ class _Reader(LineReader):
 
 
 def read_transcript(
-    path: str,
-    cursor: Cursor,
-    intents: Mapping[str, Intent] | None = None,
-    *,
-    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
-    max_bytes: int = DEFAULT_MAX_BYTES,
-    max_passes: int | None = None,
+    path: str, cursor: Cursor, intents: Mapping[str, Intent] | None = None, **limits: Unpack[Limits]
 ) -> TranscriptRead:
     """Messages appended to `path` since `cursor`, and the state and dialog after them.
 
@@ -755,34 +749,20 @@ def read_transcript(
     a symlink or non-regular file; a corrupt or oversized line never raises.
     """
     passes = read_in_passes(
-        path,
-        cursor,
-        ClaudeState,
-        lambda st, seq: _Reader.start(st, seq, intents),
-        max_line_bytes=max_line_bytes,
-        max_bytes=max_bytes,
-        max_passes=max_passes,
+        path, cursor, ClaudeState, lambda st, seq: _Reader.start(st, seq, intents), **limits
     )
     reader = passes.reader
     reader.stats["lines"] = reader.lines
     reader.stats["bookkeeping"] = reader.bookkeeping
     reader.stats["bytes"] = passes.offset - passes.start_offset
     reader.stats["queued"] = len(reader.queued)
-    return TranscriptRead(
-        messages=reader.messages,
-        cursor=passes.cursor(),
-        state=reader.state,
+    return passes.transcript_read(
+        running=reader.retry_status() or next(reversed(reader.running.values()), ""),
         dialog=reader.dialog(),
         background=tuple(a.description or "an agent" for a in reader.agents.values()),
-        since=reader.since if reader.state == RunState.WORKING else "",
-        running=(reader.retry_status() or next(reversed(reader.running.values()), ""))
-        if reader.state == RunState.WORKING
-        else "",
         # compat §1: enqueued, not yet dequeued. The queue also carries a finished background
         # agent's report (compat §13), which is the CLI's own turn, not the operator's prompt.
         queued=tuple(q for q in reader.queued if not q.lstrip().startswith(_NOTIFICATION)),
-        reset=passes.reset,
-        stats=reader.stats,
     )
 
 

@@ -21,11 +21,11 @@ import re
 from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Unpack
 
 import orjson
 
-from providers.jsonl import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINE_BYTES, LineReader, read_in_passes
+from providers.jsonl import Limits, LineReader, read_in_passes
 from providers.outbox import normalize
 from providers.schema import Cursor, Message, MessageKind, RunState, TranscriptRead
 
@@ -299,13 +299,7 @@ def summarize_call(name: str, arguments: object) -> str:
 
 
 def read_transcript(
-    path: str,
-    cursor: Cursor,
-    intents: Mapping[str, str] | None = None,
-    *,
-    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
-    max_bytes: int = DEFAULT_MAX_BYTES,
-    max_passes: int | None = None,
+    path: str, cursor: Cursor, intents: Mapping[str, str] | None = None, **limits: Unpack[Limits]
 ) -> TranscriptRead:
     """Messages appended to `path` since `cursor`, and the state after them.
 
@@ -313,26 +307,8 @@ def read_transcript(
     TranscriptUnreadable for a symlink or non-regular file; a corrupt line never raises.
     """
     armed = intents or {}
-    passes = read_in_passes(
-        path,
-        cursor,
-        CodexState,
-        lambda st, seq: _Reader.start(st, seq, armed),
-        max_line_bytes=max_line_bytes,
-        max_bytes=max_bytes,
-        max_passes=max_passes,
-    )
-    reader = passes.reader
-    working = reader.state == RunState.WORKING
-    return TranscriptRead(
-        messages=reader.messages,
-        cursor=passes.cursor(),
-        state=reader.state,
-        since=reader.since if working else "",
-        running=next(reversed(reader.running.values()), "") if working else "",
-        reset=passes.reset,
-        stats=reader.stats,
-    )
+    passes = read_in_passes(path, cursor, CodexState, lambda st, seq: _Reader.start(st, seq, armed), **limits)
+    return passes.transcript_read(running=next(reversed(passes.reader.running.values()), ""))
 
 
 _HEAD_BYTES = 512
