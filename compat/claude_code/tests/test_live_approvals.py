@@ -256,7 +256,7 @@ def test_an_answer_to_a_prompt_an_interrupt_dismissed_is_refused_and_types_nothi
     provider = manual_run.provider
     # The check as it read just before the PermissionRequest: nothing asked yet.
     with monkeypatch.context() as m:
-        m.setattr(provider, "_refuse_interrupt_if_asking", lambda run: None)
+        m.setattr(provider, "_asking", lambda run: None)
         provider.interrupt(manual_run.handle)
     feedback = "feedback that must not become a prompt"
     deny = option(dialog, "Deny, and tell Claude")
