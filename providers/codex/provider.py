@@ -39,7 +39,7 @@ from providers.errors import (
 )
 from providers.hook_writer import SPOOL_ENV
 from providers.hookspool import spool_events
-from providers.safefile import read_tail
+from providers.safefile import read_tail, write_private
 from providers.schema import (
     Answer,
     AuthFlow,
@@ -589,6 +589,7 @@ def _ready_marker(run: RunHandle, *, mark: bool = False) -> int:
     """When lab first saw the composer live (0: not yet): the settle is paid once per run."""
     path = os.path.join(run.spool_dir, ".ready")
     if mark:
-        Path(path).write_text(str(time.time_ns()))
+        # The agent can write in its spool: a link planted here is replaced, never written through.
+        write_private(path, str(time.time_ns()).encode())
         return 1
-    return 1 if os.path.exists(path) else 0
+    return 1 if os.path.lexists(path) else 0

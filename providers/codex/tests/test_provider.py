@@ -30,3 +30,17 @@ def test_a_thread_lock_held_by_the_launchers_child_is_found(tmp_path):
     finally:
         os.killpg(launcher.pid, signal.SIGKILL)  # the launcher and its child: their own group
         launcher.wait()
+
+
+def test_the_ready_marker_never_writes_through_a_link_the_agent_planted(tmp_path):
+    from providers.codex.provider import _ready_marker
+    from providers.schema import RunHandle
+
+    spool = tmp_path / "spool"
+    spool.mkdir()
+    victim = tmp_path / "victim"
+    victim.write_text("mine")
+    (spool / ".ready").symlink_to(victim)
+    run = RunHandle(run_id=1, worktree=str(tmp_path), tmux_socket="s", tmux_session="x", spool_dir=str(spool))
+    _ready_marker(run, mark=True)
+    assert victim.read_text() == "mine" and not (spool / ".ready").is_symlink()
