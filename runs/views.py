@@ -1,7 +1,8 @@
 """Run pages and endpoints: parse, call one service, render one partial.
 
 Errors from the provider seam are typed (providers.errors) and become a message in the
-composer with the operator's text kept, never a lost draft.
+composer with the operator's text kept, never a lost draft. Each error's status comes from the
+one table (providers.errors.OUTCOMES): no view decides it on its own.
 """
 
 from __future__ import annotations
@@ -18,16 +19,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django_htmx.http import HttpResponseClientRedirect
 
 from auth_flows.services import auth_changed, provider_card
-from providers.errors import (
-    DialogNotAnswerable,
-    ProviderError,
-    ReplyInFlight,
-    ReplyNotDelivered,
-    ReplyRefused,
-    SessionGone,
-    StaleDialog,
-    StillStarting,
-)
+from providers.errors import ProviderError, outcome
 from providers.registry import get_provider
 from providers.schema import Answer, AuthFlowKind, AuthStatus, Dialog
 from runs import commands, feed, services
@@ -56,7 +48,7 @@ def run_new(request: HttpRequest) -> HttpResponse:
     form = NewRunForm(request.POST or None)
     if request.method != "POST":
         return render(request, "runs/new.html", {"form": form})
-    review = None
+    review, status = None, 422
     if form.is_valid():
         provider_id = form.cleaned_data["provider"]
         review = form.review()
@@ -66,10 +58,10 @@ def run_new(request: HttpRequest) -> HttpResponse:
         if review is not None and review.needs_decision and not form.cleaned_data["trust"]:
             form.add_error("trust", "This repository holds settings for the agent (listed above): choose.")
         else:
-            run = _start(form)
+            run, status = _start(form)
             if run is not None:
                 return redirect(run)
-    return render(request, "runs/new.html", {"form": form, "review": review or _review(form)}, status=422)
+    return render(request, "runs/new.html", {"form": form, "review": review or _review(form)}, status=status)
 
 
 @require_GET
@@ -108,11 +100,12 @@ def _log_in_first(request: HttpRequest, form: NewRunForm, provider_id: str, auth
     return render(request, "runs/new.html", {"form": form, "auth_card": auth_card}, status=422)
 
 
-def _start(form: NewRunForm) -> Run | None:
-    """The started run, or None with the reason on the form."""
+def _start(form: NewRunForm) -> tuple[Run | None, int]:
+    """The started run, or None with the reason on the form and the page's status (a form's
+    mistake is 422; a provider's error has its own, from the one table)."""
     data = form.cleaned_data
     try:
-        return services.run_start(
+        run = services.run_start(
             provider_id=data["provider"],
             repository=data["repository"],
             branch=data["branch"],
@@ -125,9 +118,14 @@ def _start(form: NewRunForm) -> Run | None:
     except worktrees.WorktreeError as exc:
         # Next to the field it is about (the branch in use, the unknown ref, the name).
         form.add_error(exc.field if exc.field in form.fields else None, str(exc))
-    except (ProviderError, SeedError) as exc:
+    except ProviderError as exc:
         form.add_error(None, str(exc))
-    return None
+        return None, outcome(exc).status
+    except SeedError as exc:
+        form.add_error(None, str(exc))
+    else:
+        return run, 200
+    return None, 422
 
 
 def _run_context(run: Run) -> dict[str, object]:
@@ -324,15 +322,12 @@ async def _send_reply(
     each typed refusal keeps the draft in the composer."""
     try:
         await sync_to_async(services.run_reply, thread_sensitive=False)(run=run, text=text, again=again)
-    except ReplyNotDelivered as exc:
-        return _composer(request, run, form, error=str(exc), status=502)
-    except ReplyInFlight as exc:
-        # Nothing sent: the same text may still land. A second copy only on purpose.
-        return _composer(request, run, form, error=str(exc), status=409, offer_again=True)
-    except (ReplyRefused, StillStarting, SessionGone) as exc:
-        return _composer(request, run, form, error=str(exc), status=409)
     except ProviderError as exc:
-        return _composer(request, run, form, error=str(exc), status=422)
+        # ReplyInFlight: nothing sent, the same text may still land; a second copy only on purpose.
+        known = outcome(exc)
+        return _composer(
+            request, run, form, error=str(exc), status=known.status, offer_again=known.send_again
+        )
     finally:
         poke(run.pk)
     return _composer(request, run, ReplyForm())
@@ -342,10 +337,8 @@ async def _new_conversation(request: HttpRequest, run: Run, text: str) -> HttpRe
     note, status = "", 200
     try:
         await sync_to_async(services.run_reply, thread_sensitive=False)(run=run, text=text)
-    except ReplyNotDelivered as exc:
-        note, status = str(exc), 502
-    except ProviderError as exc:  # refused, starting, gone: nothing was sent
-        note, status = str(exc), 409
+    except ProviderError as exc:
+        note, status = str(exc), outcome(exc).status
     finally:
         poke(run.pk)
     return render(request, "runs/detail.html#new_conversation_note", {"note": note}, status=status)
@@ -359,7 +352,7 @@ async def run_return_to_prompt(request: HttpRequest, run_id: int) -> HttpRespons
     try:
         back = await sync_to_async(services.run_return_to_prompt, thread_sensitive=False)(run=run)
     except ProviderError as exc:
-        return _prompt_note(request, str(exc), status=409)
+        return _prompt_note(request, str(exc), status=outcome(exc).status)
     finally:
         poke(run.pk)
     if back is None:
@@ -383,7 +376,7 @@ async def run_interrupt(request: HttpRequest, run_id: int) -> HttpResponse:
     try:
         await sync_to_async(services.run_interrupt, thread_sensitive=False)(run=run)
     except ProviderError as exc:
-        return HttpResponse(str(exc), status=409)
+        return HttpResponse(str(exc), status=outcome(exc).status)
     poke(run.pk)
     return HttpResponse(status=204)
 
@@ -465,8 +458,9 @@ def _dialog_area(
 
 @require_POST
 async def run_answer(request: HttpRequest, run_id: int) -> HttpResponse:
-    """Answer the pending dialog. 409: stale or already answered (nothing sent); 422: an
-    answer that does not fit; 502: sent but not recorded. The dialog area is re-rendered."""
+    """Answer the pending dialog; the dialog area is re-rendered. The status is the error's
+    (providers.errors.OUTCOMES): 409 stale or already answered, 422 an answer that does not
+    fit (the dialog is offered again), 502 sent but not recorded."""
     run = await _aget_run(run_id)
     tool_use_id = request.POST.get("tool_use_id", "")
     declined = request.POST.get("decline") == "1"
@@ -488,20 +482,21 @@ async def _answer(
         dialog = await sync_to_async(services.dialog_answer, thread_sensitive=False)(
             run=run, tool_use_id=tool_use_id, answers=answers, decline=declined
         )
-    except (StaleDialog, SessionGone) as exc:  # StaleDialog first: it is a DialogNotAnswerable
-        return _dialog_area(request, run, {"dialog": None, "dialog_error": str(exc)}, 409)
-    except DialogNotAnswerable as exc:
-        return await _answer_unfit(request, run, tool_use_id, str(exc))
-    except ReplyNotDelivered as exc:
-        return _dialog_area(request, run, {"dialog": None, "dialog_error": str(exc)}, 502)
+    except ProviderError as exc:
+        known = outcome(exc)
+        if known.fix_input:
+            return await _answer_unfit(request, run, tool_use_id, str(exc), known.status)
+        return _dialog_area(request, run, {"dialog": None, "dialog_error": str(exc)}, known.status)
     finally:
         poke(run.pk)
     return _dialog_area(request, run, {"answered": _answered_summary(dialog, answers, declined)})
 
 
-async def _answer_unfit(request: HttpRequest, run: Run, tool_use_id: str, error: str) -> HttpResponse:
-    """422, nothing sent: the dialog the form answered, still pending, is offered again (any
+async def _answer_unfit(
+    request: HttpRequest, run: Run, tool_use_id: str, error: str, status: int = 422
+) -> HttpResponse:
+    """Nothing sent: the dialog the form answered, still pending, is offered again (any
     pending one when the form named none)."""
     pending = await sync_to_async(services.pending_dialog, thread_sensitive=False)(run)
     current = pending if pending is not None and tool_use_id in ("", pending.tool_use_id) else None
-    return _dialog_area(request, run, {"dialog": current, "dialog_error": error}, 422)
+    return _dialog_area(request, run, {"dialog": current, "dialog_error": error}, status)
