@@ -78,7 +78,7 @@ def login_code(request: HtmxHttpRequest, provider_id: str) -> HttpResponse:
             return JsonResponse({"error": "invalid_code", "message": message}, status=400)
         # The login is still waiting: only the code form is re-rendered, with the message.
         context = {"card": {"id": provider.id, "name": provider.display_name()}, "code_error": message}
-        return render(request, CODE_FORM, context, status=400)
+        return reswap(render(request, CODE_FORM, context, status=400), "outerHTML")
     try:
         card = services.provider_login_code(provider_id=provider_id, code=form.cleaned_data["code"])
     except ProviderError as exc:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Literal
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
@@ -16,7 +17,7 @@ from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, QueryDict
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
-from django_htmx.http import HttpResponseClientRedirect
+from django_htmx.http import HttpResponseClientRedirect, reswap
 
 from auth_flows.services import auth_changed, provider_card
 from providers.errors import ProviderError, outcome
@@ -278,12 +279,22 @@ def _composer(
     status: int = 200,
     offer_again: bool = False,
 ) -> HttpResponse:
-    return render(
-        request,
-        "runs/detail.html#composer",
-        {"run": run, "form": form, "composer_error": error, "offer_again": offer_again},
-        status=status,
+    return in_place(
+        render(
+            request,
+            "runs/detail.html#composer",
+            {"run": run, "form": form, "composer_error": error, "offer_again": offer_again},
+            status=status,
+        ),
+        "outerHTML",
     )
+
+
+def in_place(response: HttpResponse, swap: Literal["outerHTML", "innerHTML"]) -> HttpResponse:
+    """The answer replaces the element that asked, whatever its status: a refusal says why there
+    and keeps what was typed. The page swaps an error status only when it carries this header
+    (htmx-config's responseHandling in templates/base.html, static/lab/connection.js)."""
+    return reswap(response, swap)
 
 
 async def _aget_run(run_id: int) -> Run:
@@ -341,7 +352,9 @@ async def _new_conversation(request: HttpRequest, run: Run, text: str) -> HttpRe
         note, status = str(exc), outcome(exc).status
     finally:
         poke(run.pk)
-    return render(request, "runs/detail.html#new_conversation_note", {"note": note}, status=status)
+    return in_place(
+        render(request, "runs/detail.html#new_conversation_note", {"note": note}, status=status), "outerHTML"
+    )
 
 
 @require_POST
@@ -365,7 +378,9 @@ async def run_return_to_prompt(request: HttpRequest, run_id: int) -> HttpRespons
 
 
 def _prompt_note(request: HttpRequest, note: str, *, status: int = 200) -> HttpResponse:
-    return render(request, "runs/detail.html#prompt_note", {"prompt_note": note}, status=status)
+    return in_place(
+        render(request, "runs/detail.html#prompt_note", {"prompt_note": note}, status=status), "innerHTML"
+    )
 
 
 @require_POST
@@ -391,12 +406,12 @@ def run_remove_worktree(request: HttpRequest, run_id: int) -> HttpResponse:
     except worktrees.UncommittedChanges as exc:
         changes = worktrees.uncommitted_changes(Path(run.worktree))
         context |= {"worktree_error": str(exc), "changes": changes[:50], "needs_confirm": True}
-        return render(request, "runs/detail.html#worktree", context, status=409)
+        return in_place(render(request, "runs/detail.html#worktree", context, status=409), "outerHTML")
     except worktrees.WorktreeError as exc:
         context["worktree_error"] = str(exc)
-        return render(request, "runs/detail.html#worktree", context, status=409)
+        return in_place(render(request, "runs/detail.html#worktree", context, status=409), "outerHTML")
     poke(run.pk)
-    return render(request, "runs/detail.html#worktree", context | {"removed": True})
+    return in_place(render(request, "runs/detail.html#worktree", context | {"removed": True}), "outerHTML")
 
 
 @require_POST
@@ -453,7 +468,7 @@ def _dialog_area(
     request: HttpRequest, run: Run, context: dict[str, object], status: int = 200
 ) -> HttpResponse:
     context = {"run": run, "provider_name": get_provider(run.provider_id).display_name(), **context}
-    return render(request, "runs/dialog.html", context, status=status)
+    return in_place(render(request, "runs/dialog.html", context, status=status), "innerHTML")
 
 
 @require_POST

@@ -4,7 +4,10 @@ again" exactly where the table says so."""
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 from django.test import Client
@@ -66,6 +69,7 @@ VIEWS: dict[str, tuple[object, str, Callable[[Client, Run], object]]] = {
         "run_return_to_prompt",
         lambda c, r: c.post(f"/runs/{r.pk}/return-to-prompt/"),
     ),
+    # Its button swaps nothing (hx-swap="none"): a refusal is reported by the page's banner.
     "interrupt": (services, "run_interrupt", lambda c, r: c.post(f"/runs/{r.pk}/interrupt/")),
     "answer": (
         services,
@@ -107,3 +111,37 @@ def test_the_composer_keeps_the_draft_and_offers_send_again_as_the_table_says(
     body = authed_client.post(f"/runs/{run.pk}/reply/", {"text": DRAFT}).content.decode()
     assert "not now" in body and f">{DRAFT}</textarea>" in body
     assert ("Send a second copy anyway" in body) == OUTCOMES[error].send_again
+
+
+def swapped_error_statuses() -> re.Pattern[str]:
+    """The error statuses the page swaps in place (base.html's htmx-config)."""
+    html = (Path(__file__).resolve().parents[2] / "templates" / "base.html").read_text()
+    config = json.loads(re.search(r"<meta name=\"htmx-config\" content='([^']*)'>", html).group(1))  # type: ignore[union-attr]
+    swapped = [
+        h for h in config["responseHandling"] if h["swap"] and not h.get("error") and h["code"] != "[23].."
+    ]
+    assert len(swapped) == 1
+    return re.compile(swapped[0]["code"])
+
+
+def test_the_page_swaps_every_status_lab_answers_a_refusal_with_and_no_other() -> None:
+    swapped = swapped_error_statuses()
+    # 413 and 422: the composer's own refusals (too long, empty); 404 is a plain-text answer.
+    refusals = {o.status for o in OUTCOMES.values()} - {404} | {413, 422}
+    assert {s for s in range(400, 600) if swapped.search(str(s))} == refusals
+
+
+@pytest.mark.parametrize("error", ERRORS, ids=lambda c: c.__name__)
+def test_an_error_answered_in_place_says_how_to_swap_it(authed_client, run, monkeypatch, error):
+    # Without HX-Reswap the page takes an error status for someone else's page (a proxy's) and
+    # reports it instead of swapping (static/lab/connection.js).
+    monkeypatch.setattr(services, "run_alive", lambda run: True)
+    for view, (target, name, ask) in VIEWS.items():
+        with monkeypatch.context() as m:
+            raising(m, target, name, error("refused"))
+            authed_client.defaults["HTTP_HX_REQUEST"] = "true"
+            response = ask(authed_client, run)
+        reported = view == "interrupt" or (
+            error is errors.UnknownProvider and view in ("login start", "log out")
+        )
+        assert ("HX-Reswap" in response.headers) is not reported, view  # type: ignore[attr-defined]

@@ -18,15 +18,4 @@
       button.textContent = "Press Ctrl-C to copy";
     }
   });
-
-  // htmx 2 does not swap 4xx/5xx responses by default; the card's errors (400 bad code,
-  // 502 login failed, 504 timeout) carry the message to show, so let them swap in.
-  document.addEventListener("htmx:beforeSwap", (event) => {
-    const inCard = event.detail.elt.closest && event.detail.elt.closest(".auth-card");
-    const status = event.detail.xhr.status;
-    if (inCard && [400, 502, 504].includes(status)) {
-      event.detail.shouldSwap = true;
-      event.detail.isError = false;
-    }
-  });
 })();

@@ -74,33 +74,6 @@
       if (box) { box.focus(); box.setSelectionRange(box.value.length, box.value.length); }
     }
   });
-  // A refused send still swaps the composer (or the dialog's note): lab's answer carries the
-  // error and the draft. Only lab's own partial is swapped in; anything else (a server error
-  // page, a proxy's, CSRF's 403) keeps the form as it is and is reported by connection.js.
-  function swapErrorsToo(evt) {
-    const elt = evt.detail.requestConfig && evt.detail.requestConfig.elt;
-    const xhr = evt.detail.xhr;
-    if (!elt || xhr.status < 400) return;
-    const composer = elt.id === "composer" && xhr.responseText.indexOf('id="composer"') >= 0;
-    const dialog = elt.matches && elt.matches("form.dialog") && /class="dialog[ "]/.test(xhr.responseText);
-    // The worktree area too: a 409 carries the uncommitted files and the confirm button.
-    const worktree = elt.closest && elt.closest("#worktree") && xhr.responseText.indexOf('id="worktree"') >= 0;
-    // New conversation's outcome goes beside its button (the composer's draft stays).
-    const note = elt.closest && elt.closest(".new-conversation") && xhr.responseText.indexOf('id="new-conversation-note"') >= 0;
-    if (composer || dialog || worktree || note) { evt.detail.shouldSwap = true; evt.detail.isError = false; }
-  }
-  // htmx 2 fires htmx:beforeSwap on the request's target (the worktree form's is #worktree,
-  // its parent), its other response events on the element that made the request. A push may
-  // replace either while the request is out (the panel, and a dialog form in it, is re-rendered
-  // when the answer lands), and events on a detached element never reach document: so the
-  // handler goes on both elements themselves (added once however often they ask; running it
-  // twice for one response changes nothing).
-  document.addEventListener("htmx:beforeRequest", function (evt) {
-    [evt.detail.elt, evt.detail.target].forEach(function (el) {
-      if (el && el.addEventListener) el.addEventListener("htmx:beforeSwap", swapErrorsToo);
-    });
-  });
-
   // --- copy buttons ------------------------------------------------------------------------
   document.addEventListener("click", function (evt) {
     const btn = evt.target instanceof Element ? evt.target.closest("[data-copy], .copy-code") : null;
