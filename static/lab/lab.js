@@ -74,14 +74,59 @@
       if (box) { box.focus(); box.setSelectionRange(box.value.length, box.value.length); }
     }
   });
-  // --- copy buttons ------------------------------------------------------------------------
+  // --- copy buttons: the one handler for every page -----------------------------------------
+  // data-copy holds the text; a code block's button copies its block (without its own label).
+  // The Clipboard API needs a secure context (https or localhost): elsewhere, or when it is
+  // refused, the text is selected for Ctrl-C (the element showing it, else a field added beside
+  // the button) and the button says so; it never says "Copied" for a copy that did not happen.
+  function copiedText(btn) {
+    if (btn.dataset.copy !== undefined) return btn.dataset.copy;
+    const pre = btn.closest("pre");
+    if (!pre) return "";
+    const clone = pre.cloneNode(true);
+    clone.querySelectorAll(".copy-code").forEach(function (b) { b.remove(); });
+    return clone.textContent;
+  }
+  function shownIn(btn, text) {
+    const pre = btn.closest("pre");
+    if (pre) return pre.querySelector("code") || pre;
+    // The element beside the button (or in its block) that shows exactly this text.
+    for (let box = btn.parentElement, up = 0; box && up < 3; box = box.parentElement, up += 1) {
+      const found = Array.from(box.querySelectorAll("code")).find(function (el) { return el.textContent.trim() === text; });
+      if (found) return found;
+    }
+    return null;
+  }
+  function selectForCtrlC(btn, text) {
+    let el = shownIn(btn, text);
+    if (!el) {
+      el = btn.parentElement.querySelector("input.copy-fallback");
+      if (!el) {
+        el = document.createElement("input");
+        el.className = "copy-fallback"; el.readOnly = true; el.setAttribute("aria-label", "Text to copy");
+        btn.after(el);
+      }
+      el.value = text;
+      el.select();
+      return;
+    }
+    window.getSelection().selectAllChildren(el);
+  }
+  function say(btn, text, ms) {
+    if (!btn.dataset.label) btn.dataset.label = btn.textContent;
+    btn.textContent = text;
+    clearTimeout(btn.labelTimer);
+    btn.labelTimer = setTimeout(function () { btn.textContent = btn.dataset.label; }, ms);
+  }
   document.addEventListener("click", function (evt) {
     const btn = evt.target instanceof Element ? evt.target.closest("[data-copy], .copy-code") : null;
     if (!btn) return;
-    const text = btn.dataset.copy !== undefined ? btn.dataset.copy : btn.closest("pre").innerText;
-    navigator.clipboard.writeText(text).then(function () {
-      const label = btn.textContent; btn.textContent = "Copied"; setTimeout(function () { btn.textContent = label; }, 1200);
-    });
+    const text = copiedText(btn);
+    const copy = navigator.clipboard && window.isSecureContext ? navigator.clipboard.writeText(text) : Promise.reject();
+    copy.then(
+      function () { say(btn, "Copied", 1200); },
+      function () { selectForCtrlC(btn, text); say(btn, "Press Ctrl-C to copy", 6000); }
+    );
   });
 
   // Code blocks get a copy button (added here, so the sanitized HTML stays button-free).
