@@ -35,6 +35,8 @@ from seeding.repository import RepositoryReview
 from seeding.seeder import SeedError
 
 _SIDE_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+# The composer's menu opens for a command word alone: "/rev", not "/review some args".
+_COMMAND_WORD = re.compile(r"/(\S*)")
 
 
 @require_GET
@@ -167,7 +169,9 @@ def _clear_command(run: Run) -> object:
 
 @require_GET
 def run_commands(request: HttpRequest, run_id: int) -> HttpResponse:
-    """The chat-safe slash commands for the run's worktree: a partial for htmx, JSON on request."""
+    """The chat-safe slash commands for the run's worktree, as JSON on request; else the
+    composer's menu (the one renderer of it) for the text typed so far (`text`, the whole
+    catalog without it), closed when that text is not a command word alone."""
     run = get_object_or_404(Run, pk=run_id)
     rows = commands.run_commands(provider_id=run.provider_id, worktree=run.worktree) if run.worktree else []
     if request.get_preferred_type(["text/html", "application/json"]) == "application/json":
@@ -185,7 +189,9 @@ def run_commands(request: HttpRequest, run_id: int) -> HttpResponse:
                 ]
             }
         )
-    return render(request, "runs/detail.html#commands", {"run": run, "commands": rows})
+    match = _COMMAND_WORD.fullmatch(request.GET.get("text", "/"))
+    shown = commands.menu_rows(rows, match.group(1)) if match else []
+    return render(request, "runs/detail.html#command_menu", {"run": run, "commands": shown})
 
 
 @require_GET
