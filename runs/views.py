@@ -41,9 +41,11 @@ _COMMAND_WORD = re.compile(r"/(\S*)")
 
 @require_GET
 def run_list(request: HttpRequest) -> HttpResponse:
-    # Each row starts right; the page's socket then pushes every change (runs/feed.py).
+    # The list's one writer: the page, and its redraws when the feed says a run changed
+    # (static/lab/feed.js asks with htmx for the list alone).
     rows = [feed.row(run) for run in Run.objects.all()[:200]]
-    return render(request, "runs/list.html", {"rows": rows})
+    template = "runs/list.html#list" if request.htmx else "runs/list.html"  # type: ignore[attr-defined]
+    return render(request, template, {"rows": rows})
 
 
 @require_http_methods(["GET", "POST"])
