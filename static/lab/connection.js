@@ -141,7 +141,7 @@
   // replace the form and the draft, so it is reported below instead.
   document.addEventListener("htmx:beforeSwap", function (evt) {
     const xhr = evt.detail.xhr;
-    if (xhr.status < 400 || !evt.detail.shouldSwap || xhr.getResponseHeader("HX-Reswap")) return;
+    if (!xhr || xhr.status < 400 || !evt.detail.shouldSwap || xhr.getResponseHeader("HX-Reswap")) return;
     evt.detail.shouldSwap = false;
     evt.detail.isError = true;
   });
