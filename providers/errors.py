@@ -89,28 +89,27 @@ class Outcome:
 
     status: int  # the HTTP status
     kind: str  # its machine-readable name, for JSON answers
-    sent: bool | None  # False: nothing reached the CLI; None: sent, and it may still land
     fix_input: bool = False  # the input does not fit: the same form comes back to be fixed
     send_again: bool = False  # the composer offers "send again" (a second copy only on purpose)
 
 
 OUTCOMES: dict[type[ProviderError], Outcome] = {
-    ProviderError: Outcome(502, "provider_error", sent=None),
-    UnknownProvider: Outcome(404, "unknown_provider", sent=False),
-    InvalidReply: Outcome(422, "invalid_reply", sent=False, fix_input=True),
-    ReplyNotDelivered: Outcome(502, "reply_not_delivered", sent=None),
-    ReplyRefused: Outcome(409, "reply_refused", sent=False),
-    PromptPending: Outcome(409, "prompt_pending", sent=False),
-    ReplyInFlight: Outcome(409, "reply_in_flight", sent=False, send_again=True),
-    StillStarting: Outcome(409, "still_starting", sent=False),
-    DialogNotAnswerable: Outcome(422, "dialog_not_answerable", sent=False, fix_input=True),
-    StaleDialog: Outcome(409, "stale_dialog", sent=False),
-    SessionGone: Outcome(409, "session_gone", sent=False),
-    SpawnFailed: Outcome(502, "spawn_failed", sent=False),
-    InvalidCode: Outcome(400, "invalid_code", sent=False, fix_input=True),
-    LoginTimeout: Outcome(504, "login_timeout", sent=None),
-    LoginFailed: Outcome(502, "login_failed", sent=None),
-    TranscriptUnreadable: Outcome(502, "transcript_unreadable", sent=False),
+    ProviderError: Outcome(502, "provider_error"),
+    UnknownProvider: Outcome(404, "unknown_provider"),
+    InvalidReply: Outcome(422, "invalid_reply", fix_input=True),
+    ReplyNotDelivered: Outcome(502, "reply_not_delivered"),
+    ReplyRefused: Outcome(409, "reply_refused"),
+    PromptPending: Outcome(409, "prompt_pending"),
+    ReplyInFlight: Outcome(409, "reply_in_flight", send_again=True),
+    StillStarting: Outcome(409, "still_starting"),
+    DialogNotAnswerable: Outcome(422, "dialog_not_answerable", fix_input=True),
+    StaleDialog: Outcome(409, "stale_dialog"),
+    SessionGone: Outcome(409, "session_gone"),
+    SpawnFailed: Outcome(502, "spawn_failed"),
+    InvalidCode: Outcome(400, "invalid_code", fix_input=True),
+    LoginTimeout: Outcome(504, "login_timeout"),
+    LoginFailed: Outcome(502, "login_failed"),
+    TranscriptUnreadable: Outcome(502, "transcript_unreadable"),
 }
 
 
