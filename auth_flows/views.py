@@ -19,19 +19,11 @@ from django_htmx.middleware import HtmxDetails
 from auth_flows import services
 from auth_flows.forms import CodeForm
 from auth_flows.services import AuthCard
-from providers.errors import InvalidCode, LoginFailed, LoginTimeout, ProviderError, UnknownProvider
+from providers.errors import ProviderError, UnknownProvider, outcome
 from providers.registry import get_provider
 
 CARD = "auth_flows/card.html#card"
 CODE_FORM = "auth_flows/card.html#code_form"
-
-# Typed errors -> (HTTP status, machine-readable kind); the message is the error's own text.
-ERRORS: tuple[tuple[type[ProviderError], int, str], ...] = (
-    (UnknownProvider, 404, "unknown_provider"),
-    (InvalidCode, 400, "invalid_code"),
-    (LoginTimeout, 504, "login_timeout"),
-    (LoginFailed, 502, "login_failed"),
-)
 
 
 class HtmxHttpRequest(HttpRequest):
@@ -86,7 +78,7 @@ def login_code(request: HtmxHttpRequest, provider_id: str) -> HttpResponse:
             return JsonResponse({"error": "invalid_code", "message": message}, status=400)
         # The login is still waiting: only the code form is re-rendered, with the message.
         context = {"card": {"id": provider.id, "name": provider.display_name()}, "code_error": message}
-        return render(request, CODE_FORM, context, status=400)
+        return reswap(render(request, CODE_FORM, context, status=400), "outerHTML")
     try:
         card = services.provider_login_code(provider_id=provider_id, code=form.cleaned_data["code"])
     except ProviderError as exc:
@@ -139,7 +131,9 @@ def _whole_card(request: HtmxHttpRequest, response: HttpResponse, provider_id: s
 
 
 def _error(request: HtmxHttpRequest, provider_id: str, exc: ProviderError) -> HttpResponse:
-    status, kind = next(((s, k) for cls, s, k in ERRORS if isinstance(exc, cls)), (502, "provider_error"))
+    # The status and kind every view gives this error (providers.errors.OUTCOMES); the message
+    # is the error's own text.
+    status, kind = outcome(exc).status, outcome(exc).kind
     message = str(exc) or "The provider reported an error."
     if _wants_json(request):
         return JsonResponse({"error": kind, "message": message}, status=status)

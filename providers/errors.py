@@ -4,6 +4,10 @@ They live in the seam, not in an adapter, so views catch them without importing 
 provider.
 """
 
+from __future__ import annotations
+
+from dataclasses import dataclass
+
 
 class ProviderError(Exception):
     """Base class: the message is safe to show the operator."""
@@ -70,3 +74,49 @@ class LoginFailed(ProviderError):
 
 class TranscriptUnreadable(ProviderError):
     """The transcript path is not a regular file lab may read (a symlink, a FIFO, a directory)."""
+
+
+# --- what each error means for the page --------------------------------------------------------
+# One table, read by every view that catches a ProviderError (runs and auth_flows): the same error
+# gets the same status whichever button asked. It is plain data (no Django) beside the types, so
+# a new error type gets its row in the same edit, and it sits below both apps that read it.
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """How lab answers an error. Every error keeps what the operator typed (the composer's
+    draft, the dialog's answer form or the login code form is rendered again with it)."""
+
+    status: int  # the HTTP status
+    kind: str  # its machine-readable name, for JSON answers
+    fix_input: bool = False  # the input does not fit: the same form comes back to be fixed
+    send_again: bool = False  # the composer offers "send again" (a second copy only on purpose)
+
+
+OUTCOMES: dict[type[ProviderError], Outcome] = {
+    ProviderError: Outcome(502, "provider_error"),
+    UnknownProvider: Outcome(404, "unknown_provider"),
+    InvalidReply: Outcome(422, "invalid_reply", fix_input=True),
+    ReplyNotDelivered: Outcome(502, "reply_not_delivered"),
+    ReplyRefused: Outcome(409, "reply_refused"),
+    PromptPending: Outcome(409, "prompt_pending"),
+    ReplyInFlight: Outcome(409, "reply_in_flight", send_again=True),
+    StillStarting: Outcome(409, "still_starting"),
+    DialogNotAnswerable: Outcome(422, "dialog_not_answerable", fix_input=True),
+    StaleDialog: Outcome(409, "stale_dialog"),
+    SessionGone: Outcome(409, "session_gone"),
+    SpawnFailed: Outcome(502, "spawn_failed"),
+    InvalidCode: Outcome(400, "invalid_code", fix_input=True),
+    LoginTimeout: Outcome(504, "login_timeout"),
+    LoginFailed: Outcome(502, "login_failed"),
+    TranscriptUnreadable: Outcome(502, "transcript_unreadable"),
+}
+
+
+def outcome(exc: ProviderError) -> Outcome:
+    """The row of the error's own type, else of its nearest listed ancestor (an adapter's own
+    subclass answers as the seam type it refines)."""
+    for cls in type(exc).__mro__:
+        if cls in OUTCOMES:
+            return OUTCOMES[cls]
+    return OUTCOMES[ProviderError]

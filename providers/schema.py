@@ -60,9 +60,11 @@ class DialogKind(enum.StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class Option:
-    """One choice of a dialog. `takes_text`: the option goes with the operator's text (feedback
-    for a rejection), so the page shows a text field beside it. `key` is the adapter's own
-    stable name for what the option does (how it is played); the generic layer never reads it."""
+    """One choice of a dialog, saying what it means: the page decides order, emphasis, styling
+    and fields from these flags alone, never from the option's position, label or `key`.
+    `takes_text`: the option goes with the operator's text (feedback for a rejection), so the
+    page shows a text field beside it. `key` is the adapter's own stable name for what the
+    option does (how it is played); the generic layer never reads it."""
 
     label: str
     description: str = ""
@@ -76,6 +78,10 @@ class Option:
     # False: the CLI does not show this row now. It keeps its index (answers are positional);
     # the page leaves it out and the adapter refuses an answer naming it.
     offered: bool = True
+    # With `takes_text`: the adapter refuses this option without text (the CLI would act on an
+    # empty field differently), so the page asks for the text before sending. False: the text
+    # is optional (the option does the same with or without it).
+    needs_text: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,6 +111,18 @@ class Dialog:
     free_text: bool = True
     questions: tuple[Question, ...] | None = None
     body: str = ""
+
+    @property
+    def offered(self) -> tuple[tuple[int, Option], ...]:
+        """The options the CLI shows now, each with its index (an answer's encoding), the
+        preferred one first: the order of a plan's or an approval's buttons."""
+        shown = [(i, o) for i, o in enumerate(self.options) if o.offered]
+        return tuple(sorted(shown, key=lambda pair: not pair[1].preferred))
+
+    @property
+    def has_preferred(self) -> bool:
+        """Whether one offered option is the safest way on (the others are then secondary)."""
+        return any(o.preferred and o.offered for o in self.options)
 
     @property
     def all_questions(self) -> tuple[Question, ...]:

@@ -90,3 +90,15 @@ def _completion_refusal(provider_id: str, name: str, rows: list[CommandSpec]) ->
 def clear_command(rows: list[CommandSpec]) -> CommandSpec | None:
     """The row the "New conversation" button sends, or None when the provider marks none."""
     return next((row for row in rows if row.role is CommandRole.CLEAR), None)
+
+
+MENU_MAX = 50  # rows the composer's menu shows at most
+
+
+def menu_rows(rows: list[CommandSpec], query: str) -> list[CommandSpec]:
+    """The composer's menu for "/<query>": names that start with it first, then those that
+    contain it, each in catalog order."""
+    q = query.lower()
+    starts = [r for r in rows if r.name.lower().startswith(q)]
+    contains = [r for r in rows if q in r.name.lower() and not r.name.lower().startswith(q)]
+    return (starts + contains)[:MENU_MAX]

@@ -2,10 +2,10 @@
 without watching it.
 
 The run's watcher calls `state_changed` when the state it derived changes; the feed tells every
-logged-in page two things: the runs list's row (an HTML fragment swapped by id) and a small JSON
-entry the page's script keeps (the tab title and favicon count the runs that wait, and an
-opted-in browser notification says which run asks). A page that (re)connects is sent the whole
-`snapshot` first, so one woken from sleep catches up. lab has no per-user runs (every operator
+logged-in page a small JSON entry the page's script keeps (the tab title and favicon count the
+runs that wait, an opted-in browser notification says which run asks, and a runs list asks for
+its rows again: the list's one writer is its own view). A page that (re)connects is sent the
+whole `snapshot` first, so one woken from sleep catches up. lab has no per-user runs (every operator
 sees every run), so the feed is one group every authenticated socket joins.
 """
 
@@ -26,7 +26,6 @@ from providers.registry import get_provider
 from providers.schema import Dialog, DialogKind, RunState
 from runs import services
 from runs.models import Run
-from runs.rendering import render
 from runs.transcripts import transcript_tail
 
 FEED_GROUP = groups.FEED
@@ -167,8 +166,6 @@ async def state_changed(layer: Any, run: Run, *, previous: str, state: str) -> N
         r = await sync_to_async(row, thread_sensitive=False)(run, state)
     else:
         r = row(run, state)
-    html = render("runs/list.html#row", {"row": r, "oob": True})
-    await layer.group_send(ROWS_GROUP, {"type": groups.HTML_EVENT, "html": html})
     await layer.group_send(
         FEED_GROUP, {"type": groups.FEED_EVENT, "text": frame(runs=[entry(r)], notify=notify)}
     )

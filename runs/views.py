@@ -1,13 +1,15 @@
 """Run pages and endpoints: parse, call one service, render one partial.
 
 Errors from the provider seam are typed (providers.errors) and become a message in the
-composer with the operator's text kept, never a lost draft.
+composer with the operator's text kept, never a lost draft. Each error's status comes from the
+one table (providers.errors.OUTCOMES): no view decides it on its own.
 """
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Literal
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
@@ -15,19 +17,10 @@ from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, QueryDict
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
-from django_htmx.http import HttpResponseClientRedirect
+from django_htmx.http import HttpResponseClientRedirect, reswap
 
 from auth_flows.services import auth_changed, provider_card
-from providers.errors import (
-    DialogNotAnswerable,
-    ProviderError,
-    ReplyInFlight,
-    ReplyNotDelivered,
-    ReplyRefused,
-    SessionGone,
-    StaleDialog,
-    StillStarting,
-)
+from providers.errors import ProviderError, outcome
 from providers.registry import get_provider
 from providers.schema import Answer, AuthFlowKind, AuthStatus, Dialog
 from runs import commands, feed, services
@@ -42,13 +35,17 @@ from seeding.repository import RepositoryReview
 from seeding.seeder import SeedError
 
 _SIDE_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+# The composer's menu opens for a command word alone: "/rev", not "/review some args".
+_COMMAND_WORD = re.compile(r"/(\S*)")
 
 
 @require_GET
 def run_list(request: HttpRequest) -> HttpResponse:
-    # Each row starts right; the page's socket then pushes every change (runs/feed.py).
+    # The list's one writer: the page, and its redraws when the feed says a run changed
+    # (static/lab/feed.js asks with htmx for the list alone).
     rows = [feed.row(run) for run in Run.objects.all()[:200]]
-    return render(request, "runs/list.html", {"rows": rows})
+    template = "runs/list.html#list" if request.htmx else "runs/list.html"  # type: ignore[attr-defined]
+    return render(request, template, {"rows": rows})
 
 
 @require_http_methods(["GET", "POST"])
@@ -56,7 +53,7 @@ def run_new(request: HttpRequest) -> HttpResponse:
     form = NewRunForm(request.POST or None)
     if request.method != "POST":
         return render(request, "runs/new.html", {"form": form})
-    review = None
+    review, status = None, 422
     if form.is_valid():
         provider_id = form.cleaned_data["provider"]
         review = form.review()
@@ -66,10 +63,10 @@ def run_new(request: HttpRequest) -> HttpResponse:
         if review is not None and review.needs_decision and not form.cleaned_data["trust"]:
             form.add_error("trust", "This repository holds settings for the agent (listed above): choose.")
         else:
-            run = _start(form)
+            run, status = _start(form)
             if run is not None:
                 return redirect(run)
-    return render(request, "runs/new.html", {"form": form, "review": review or _review(form)}, status=422)
+    return render(request, "runs/new.html", {"form": form, "review": review or _review(form)}, status=status)
 
 
 @require_GET
@@ -108,11 +105,12 @@ def _log_in_first(request: HttpRequest, form: NewRunForm, provider_id: str, auth
     return render(request, "runs/new.html", {"form": form, "auth_card": auth_card}, status=422)
 
 
-def _start(form: NewRunForm) -> Run | None:
-    """The started run, or None with the reason on the form."""
+def _start(form: NewRunForm) -> tuple[Run | None, int]:
+    """The started run, or None with the reason on the form and the page's status (a form's
+    mistake is 422; a provider's error has its own, from the one table)."""
     data = form.cleaned_data
     try:
-        return services.run_start(
+        run = services.run_start(
             provider_id=data["provider"],
             repository=data["repository"],
             branch=data["branch"],
@@ -125,9 +123,14 @@ def _start(form: NewRunForm) -> Run | None:
     except worktrees.WorktreeError as exc:
         # Next to the field it is about (the branch in use, the unknown ref, the name).
         form.add_error(exc.field if exc.field in form.fields else None, str(exc))
-    except (ProviderError, SeedError) as exc:
+    except ProviderError as exc:
         form.add_error(None, str(exc))
-    return None
+        return None, outcome(exc).status
+    except SeedError as exc:
+        form.add_error(None, str(exc))
+    else:
+        return run, 200
+    return None, 422
 
 
 def _run_context(run: Run) -> dict[str, object]:
@@ -168,7 +171,9 @@ def _clear_command(run: Run) -> object:
 
 @require_GET
 def run_commands(request: HttpRequest, run_id: int) -> HttpResponse:
-    """The chat-safe slash commands for the run's worktree: a partial for htmx, JSON on request."""
+    """The chat-safe slash commands for the run's worktree, as JSON on request; else the
+    composer's menu (the one renderer of it) for the text typed so far (`text`, the whole
+    catalog without it), closed when that text is not a command word alone."""
     run = get_object_or_404(Run, pk=run_id)
     rows = commands.run_commands(provider_id=run.provider_id, worktree=run.worktree) if run.worktree else []
     if request.get_preferred_type(["text/html", "application/json"]) == "application/json":
@@ -186,7 +191,9 @@ def run_commands(request: HttpRequest, run_id: int) -> HttpResponse:
                 ]
             }
         )
-    return render(request, "runs/detail.html#commands", {"run": run, "commands": rows})
+    match = _COMMAND_WORD.fullmatch(request.GET.get("text", "/"))
+    shown = commands.menu_rows(rows, match.group(1)) if match else []
+    return render(request, "runs/detail.html#command_menu", {"run": run, "commands": shown})
 
 
 @require_GET
@@ -280,12 +287,22 @@ def _composer(
     status: int = 200,
     offer_again: bool = False,
 ) -> HttpResponse:
-    return render(
-        request,
-        "runs/detail.html#composer",
-        {"run": run, "form": form, "composer_error": error, "offer_again": offer_again},
-        status=status,
+    return in_place(
+        render(
+            request,
+            "runs/detail.html#composer",
+            {"run": run, "form": form, "composer_error": error, "offer_again": offer_again},
+            status=status,
+        ),
+        "outerHTML",
     )
+
+
+def in_place(response: HttpResponse, swap: Literal["outerHTML", "innerHTML"]) -> HttpResponse:
+    """The answer replaces the element that asked, whatever its status: a refusal says why there
+    and keeps what was typed. The page swaps an error status only when it carries this header
+    (htmx-config's responseHandling in templates/base.html, static/lab/connection.js)."""
+    return reswap(response, swap)
 
 
 async def _aget_run(run_id: int) -> Run:
@@ -324,15 +341,12 @@ async def _send_reply(
     each typed refusal keeps the draft in the composer."""
     try:
         await sync_to_async(services.run_reply, thread_sensitive=False)(run=run, text=text, again=again)
-    except ReplyNotDelivered as exc:
-        return _composer(request, run, form, error=str(exc), status=502)
-    except ReplyInFlight as exc:
-        # Nothing sent: the same text may still land. A second copy only on purpose.
-        return _composer(request, run, form, error=str(exc), status=409, offer_again=True)
-    except (ReplyRefused, StillStarting, SessionGone) as exc:
-        return _composer(request, run, form, error=str(exc), status=409)
     except ProviderError as exc:
-        return _composer(request, run, form, error=str(exc), status=422)
+        # ReplyInFlight: nothing sent, the same text may still land; a second copy only on purpose.
+        known = outcome(exc)
+        return _composer(
+            request, run, form, error=str(exc), status=known.status, offer_again=known.send_again
+        )
     finally:
         poke(run.pk)
     return _composer(request, run, ReplyForm())
@@ -342,13 +356,13 @@ async def _new_conversation(request: HttpRequest, run: Run, text: str) -> HttpRe
     note, status = "", 200
     try:
         await sync_to_async(services.run_reply, thread_sensitive=False)(run=run, text=text)
-    except ReplyNotDelivered as exc:
-        note, status = str(exc), 502
-    except ProviderError as exc:  # refused, starting, gone: nothing was sent
-        note, status = str(exc), 409
+    except ProviderError as exc:
+        note, status = str(exc), outcome(exc).status
     finally:
         poke(run.pk)
-    return render(request, "runs/detail.html#new_conversation_note", {"note": note}, status=status)
+    return in_place(
+        render(request, "runs/detail.html#new_conversation_note", {"note": note}, status=status), "outerHTML"
+    )
 
 
 @require_POST
@@ -359,7 +373,7 @@ async def run_return_to_prompt(request: HttpRequest, run_id: int) -> HttpRespons
     try:
         back = await sync_to_async(services.run_return_to_prompt, thread_sensitive=False)(run=run)
     except ProviderError as exc:
-        return _prompt_note(request, str(exc), status=409)
+        return _prompt_note(request, str(exc), status=outcome(exc).status)
     finally:
         poke(run.pk)
     if back is None:
@@ -372,7 +386,9 @@ async def run_return_to_prompt(request: HttpRequest, run_id: int) -> HttpRespons
 
 
 def _prompt_note(request: HttpRequest, note: str, *, status: int = 200) -> HttpResponse:
-    return render(request, "runs/detail.html#prompt_note", {"prompt_note": note}, status=status)
+    return in_place(
+        render(request, "runs/detail.html#prompt_note", {"prompt_note": note}, status=status), "innerHTML"
+    )
 
 
 @require_POST
@@ -383,7 +399,7 @@ async def run_interrupt(request: HttpRequest, run_id: int) -> HttpResponse:
     try:
         await sync_to_async(services.run_interrupt, thread_sensitive=False)(run=run)
     except ProviderError as exc:
-        return HttpResponse(str(exc), status=409)
+        return HttpResponse(str(exc), status=outcome(exc).status)
     poke(run.pk)
     return HttpResponse(status=204)
 
@@ -398,12 +414,12 @@ def run_remove_worktree(request: HttpRequest, run_id: int) -> HttpResponse:
     except worktrees.UncommittedChanges as exc:
         changes = worktrees.uncommitted_changes(Path(run.worktree))
         context |= {"worktree_error": str(exc), "changes": changes[:50], "needs_confirm": True}
-        return render(request, "runs/detail.html#worktree", context, status=409)
+        return in_place(render(request, "runs/detail.html#worktree", context, status=409), "outerHTML")
     except worktrees.WorktreeError as exc:
         context["worktree_error"] = str(exc)
-        return render(request, "runs/detail.html#worktree", context, status=409)
+        return in_place(render(request, "runs/detail.html#worktree", context, status=409), "outerHTML")
     poke(run.pk)
-    return render(request, "runs/detail.html#worktree", context | {"removed": True})
+    return in_place(render(request, "runs/detail.html#worktree", context | {"removed": True}), "outerHTML")
 
 
 @require_POST
@@ -460,13 +476,14 @@ def _dialog_area(
     request: HttpRequest, run: Run, context: dict[str, object], status: int = 200
 ) -> HttpResponse:
     context = {"run": run, "provider_name": get_provider(run.provider_id).display_name(), **context}
-    return render(request, "runs/dialog.html", context, status=status)
+    return in_place(render(request, "runs/dialog.html", context, status=status), "innerHTML")
 
 
 @require_POST
 async def run_answer(request: HttpRequest, run_id: int) -> HttpResponse:
-    """Answer the pending dialog. 409: stale or already answered (nothing sent); 422: an
-    answer that does not fit; 502: sent but not recorded. The dialog area is re-rendered."""
+    """Answer the pending dialog; the dialog area is re-rendered. The status is the error's
+    (providers.errors.OUTCOMES): 409 stale or already answered, 422 an answer that does not
+    fit (the dialog is offered again), 502 sent but not recorded."""
     run = await _aget_run(run_id)
     tool_use_id = request.POST.get("tool_use_id", "")
     declined = request.POST.get("decline") == "1"
@@ -488,20 +505,21 @@ async def _answer(
         dialog = await sync_to_async(services.dialog_answer, thread_sensitive=False)(
             run=run, tool_use_id=tool_use_id, answers=answers, decline=declined
         )
-    except (StaleDialog, SessionGone) as exc:  # StaleDialog first: it is a DialogNotAnswerable
-        return _dialog_area(request, run, {"dialog": None, "dialog_error": str(exc)}, 409)
-    except DialogNotAnswerable as exc:
-        return await _answer_unfit(request, run, tool_use_id, str(exc))
-    except ReplyNotDelivered as exc:
-        return _dialog_area(request, run, {"dialog": None, "dialog_error": str(exc)}, 502)
+    except ProviderError as exc:
+        known = outcome(exc)
+        if known.fix_input:
+            return await _answer_unfit(request, run, tool_use_id, str(exc), known.status)
+        return _dialog_area(request, run, {"dialog": None, "dialog_error": str(exc)}, known.status)
     finally:
         poke(run.pk)
     return _dialog_area(request, run, {"answered": _answered_summary(dialog, answers, declined)})
 
 
-async def _answer_unfit(request: HttpRequest, run: Run, tool_use_id: str, error: str) -> HttpResponse:
-    """422, nothing sent: the dialog the form answered, still pending, is offered again (any
+async def _answer_unfit(
+    request: HttpRequest, run: Run, tool_use_id: str, error: str, status: int = 422
+) -> HttpResponse:
+    """Nothing sent: the dialog the form answered, still pending, is offered again (any
     pending one when the form named none)."""
     pending = await sync_to_async(services.pending_dialog, thread_sensitive=False)(run)
     current = pending if pending is not None and tool_use_id in ("", pending.tool_use_id) else None
-    return _dialog_area(request, run, {"dialog": current, "dialog_error": error}, 422)
+    return _dialog_area(request, run, {"dialog": current, "dialog_error": error}, status)

@@ -371,3 +371,46 @@ def test_every_needs_input_badge_uses_the_name_variable():
             # must be a template variable, never a literal.
             for match in re.finditer(r"(\S+)\s+needs input\b", line):
                 assert match.group(1) == "}}", f"{path.relative_to(REPO)}:{number}: {match.group(0)!r}"
+
+
+# Options carry meaning, not positions (docs/architecture.md, "Dialog answering"): a template
+# decides by an option's flags (preferred, denies, offered, takes_text, needs_text), never by
+# where it sits among its siblings or by the adapter's `key`. An index may still be written out
+# as the answer's value; only a test on it, an indexed lookup or a slice of options is a leak.
+OPTION_POSITION = re.compile(
+    r"forloop\.(?:rev)?counter0?\s*(?:==|!=|<=?|>=?|\|)"  # a branch or filter on a loop position
+    r"|\boptions\.\d"  # options.0, question.options.2
+    r"|\boptions\|(?:slice|first|last|dictsort)"  # a slice or pick of options
+    r"|\.key\b"  # the adapter's own name for an option
+)
+
+
+def option_position_leaks(root: Path = REPO) -> list[str]:
+    leaks = []
+    for path in sorted((root / "templates").rglob("*.html")):
+        for number, line in enumerate(path.read_text(errors="replace").splitlines(), 1):
+            for match in OPTION_POSITION.finditer(line):
+                leaks.append(f"{path.relative_to(root)}:{number}: {match.group(0)!r}")
+    return leaks
+
+
+def test_no_template_picks_an_option_by_position_or_key():
+    leaks = option_position_leaks()
+    assert not leaks, "a template must read an option's flags, not its index or key:\n" + "\n".join(leaks)
+
+
+@pytest.mark.parametrize(
+    "planted",
+    [
+        "{% for o in dialog.options %}{% if forloop.counter0 == 1 %}x{% endif %}{% endfor %}",
+        "{% if option.key == 'deny' %}deny{% endif %}",
+        "{{ dialog.options.0.label }}",
+        '{% for o in question.options|slice:"1:" %}{% endfor %}',
+    ],
+)
+def test_the_option_guard_finds_a_planted_position(tmp_path, planted):
+    shutil.copytree(REPO / "templates", tmp_path / "templates")
+    with (tmp_path / "templates" / "runs" / "dialog.html").open("a") as f:
+        f.write(planted + "\n")
+    leaks = option_position_leaks(tmp_path)
+    assert leaks and all(leak.startswith("templates/runs/dialog.html:") for leak in leaks), leaks

@@ -23,7 +23,7 @@ def test_it_shows_a_card_per_provider(authed_client):
         assert f'data-provider="{provider_id}"' in html
         assert f"<h2>{name}</h2>" in html
     assert 'ws-connect="/ws/lab/"' in html  # provider.auth.changed reaches this page
-    assert "lab/auth.js" in html
+    assert "lab/lab.js" in html  # the copy buttons' one handler
 
 
 def test_it_answers_json_when_asked(authed_client, fake):

@@ -40,7 +40,9 @@ PLAN_OPTIONS: tuple[Option, ...] = (
         "Claude Code asks you before each edit and command (manual mode).",
         preferred=True,
     ),
-    Option(PLAN_REJECT_FEEDBACK, "It stays in plan mode and revises the plan.", takes_text=True),
+    Option(
+        PLAN_REJECT_FEEDBACK, "It stays in plan mode and revises the plan.", takes_text=True, needs_text=True
+    ),
     Option(PLAN_REJECT_REFINE, "It stays in plan mode."),
 )
 # compat §7 "no plan file": a 2-row "Exit plan mode?" dialog (Yes → ask before each action / No):
@@ -192,6 +194,7 @@ def approval_dialog(
                 "Deny, and tell Claude what to do differently",
                 "The tool does not run; your text goes back to it.",
                 takes_text=True,
+                needs_text=True,
                 key=f"deny-feedback@{FEEDBACK_ROW[tool_name]}",
                 denies=True,
             )

@@ -5,6 +5,7 @@ The view (GET /runs/<id>/commands) is the lead's to wire; these pin the selector
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -141,3 +142,31 @@ def test_an_ended_run_offers_no_new_conversation(authed_client, fake_run):
     fake_append(fake_run.transcript_path, kind="assistant_text", text="still readable")
     body = authed_client.get(f"/runs/{fake_run.pk}/").content.decode()
     assert "new-conversation" not in body and "still readable" in body
+
+
+def menu(authed_client, run, typed: str) -> tuple[bool, list[str]]:
+    """(open, the names its rows offer, in order) as the composer's menu answers `typed`."""
+    body = authed_client.get(f"/runs/{run.pk}/commands/", {"text": typed}).content.decode()
+    opening = re.search(r'<div id="command-menu"[^>]*>', body)
+    assert opening, body
+    return " hidden" not in opening.group(0), re.findall(r'<div role="option"[^>]*data-name="([^"]*)"', body)
+
+
+def test_the_menu_offers_the_commands_the_typed_word_names_starting_ones_first(authed_client, fake_run):
+    assert menu(authed_client, fake_run, "/e") == (True, ["echo", "new"])  # "echo" starts with e
+    assert menu(authed_client, fake_run, "/ECH") == (True, ["echo"])
+    body = authed_client.get(f"/runs/{fake_run.pk}/commands/", {"text": "/"}).content.decode()
+    assert body.count('aria-selected="true"') == 1 and 'aria-selected="true" data-name="new"' in body
+
+
+def test_the_menu_is_closed_for_anything_but_a_command_word_alone(authed_client, fake_run):
+    for typed in ("/echo some words", "hello", "/e\nmore", "/zzz"):
+        assert menu(authed_client, fake_run, typed) == (False, []), typed
+
+
+def test_the_composer_starts_with_the_menu_closed(authed_client, fake_run):
+    body = authed_client.get(f"/runs/{fake_run.pk}/").content.decode()
+    assert (
+        '<div id="command-menu" class="command-menu" role="listbox" aria-label="Commands" hidden></div>'
+        in body
+    )

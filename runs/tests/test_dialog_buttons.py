@@ -53,3 +53,32 @@ def test_without_a_plan_file_the_preferred_option_still_comes_first() -> None:
         ("1", "Approve — ask before each action"),
         ("3", "Reject — keep planning"),
     ]
+
+
+def feedback_page(option: Option) -> str:
+    dialog = Dialog(
+        tool_use_id="toolu_a",
+        kind=DialogKind.APPROVAL,
+        header="Bash",
+        prompt="Run ls",
+        options=(Option("Allow once"), option),
+    )
+    return render_to_string(
+        "runs/dialog.html", {"run": RunFactory.build(pk=7), "dialog": dialog, "provider_name": "Agent"}
+    )
+
+
+def test_an_option_that_needs_its_text_asks_for_it_before_sending() -> None:
+    html = feedback_page(Option("Deny, and say why", takes_text=True, needs_text=True, denies=True))
+    # static/lab/dialog.js stops a click on a data-needs-text button while the field is empty.
+    assert re.search(r'<button [^>]*value="1"[^>]*\bdata-needs-text\b', html)
+    assert "Feedback for “Deny, and say why” <input" in html
+
+
+def test_an_option_whose_text_is_optional_sends_without_it() -> None:
+    # A CLI that declines the same with or without the operator's text: the page says the text
+    # is optional and lets the button go without it.
+    html = feedback_page(Option("No, and tell it what to do", takes_text=True, denies=True))
+    assert "data-needs-text" not in html
+    assert "Feedback for “No, and tell it what to do” (optional)" in html
+    assert re.search(r'value="1" class="[^"]*\bdeny\b', html)

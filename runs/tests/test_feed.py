@@ -1,5 +1,5 @@
 """The runs feed (runs/feed.py): what the operator is told when a run's state changes, what a
-page gets when its socket asks for the feed, and the runs list's live rows."""
+page gets when its socket asks for the feed, and the runs list it redraws."""
 
 from __future__ import annotations
 
@@ -96,12 +96,23 @@ async def test_every_page_gets_the_snapshot_then_each_change_with_what_it_waits_
 @pytest.mark.django_db(transaction=True)
 async def test_a_socket_that_does_not_ask_for_the_feed_gets_none(run, operator):
     cookie = await sync_to_async(session_cookie)(operator)
-    ws = WebsocketCommunicator(application, "/ws/lab/", headers=ws_headers(cookie))
-    assert (await ws.connect())[0]
-    fake_append(run.transcript_path, kind="user_text", text="go")  # working: a row, no feed entry
-    seen = await _frames_until(ws, lambda f: f'id="run-row-{run.pk}"' in f and "state-working" in f)
-    assert not any(_feed(f) for f in seen)
-    await ws.disconnect()
+    silent = WebsocketCommunicator(application, "/ws/lab/", headers=ws_headers(cookie))
+    asked = WebsocketCommunicator(application, "/ws/lab/", headers=ws_headers(cookie))
+    assert (await silent.connect())[0] and (await asked.connect())[0]
+    await asked.send_json_to({"type": "feed"})
+    await _frames_until(asked, lambda f: bool((d := _feed(f)) and d["snapshot"]))
+    fake_append(run.transcript_path, kind="user_text", text="go")  # working: told to the feed
+    await _frames_until(asked, lambda f: bool((d := _feed(f)) and d["runs"][0]["state"] == "working"))
+    # Nor any row: the runs list's one writer is its own view, asked again by the page's script.
+    assert await silent.receive_nothing(timeout=0.3)
+    await silent.disconnect()
+    await asked.disconnect()
+
+
+def test_the_runs_list_answers_htmx_with_the_list_alone(authed_client, run):
+    body = authed_client.get("/", headers={"HX-Request": "true"}).content.decode()
+    assert body.startswith('<section id="runs-list">') and f'id="run-row-{run.pk}"' in body
+    assert "<title>" not in body and "hx-swap-oob" not in body
 
 
 def test_the_runs_list_shows_state_waiting_for_and_last_activity(authed_client, run):

@@ -134,6 +134,18 @@
     return text.length > 200 ? text.slice(0, 200) + "…" : text;
   }
 
+  // Which error answers are swapped in place is the page's htmx-config (responseHandling: the
+  // statuses lab answers a refusal with) and the server's choice of swap (HX-Reswap, which every
+  // view sets on an answer that says in place what went wrong). The same status without that
+  // header is not lab's answer for this element (a proxy's 502 page, Django's 400): it would
+  // replace the form and the draft, so it is reported below instead.
+  document.addEventListener("htmx:beforeSwap", function (evt) {
+    const xhr = evt.detail.xhr;
+    if (!xhr || xhr.status < 400 || !evt.detail.shouldSwap || xhr.getResponseHeader("HX-Reswap")) return;
+    evt.detail.shouldSwap = false;
+    evt.detail.isError = true;
+  });
+
   document.addEventListener("htmx:sendError", function (evt) {
     // No answer is not "not sent": the request may have arrived before the connection failed.
     sendError(evt, "No answer from lab: the network is down or lab is not running. If the request arrived, the page will show it; otherwise try again (nothing on this page was cleared).");

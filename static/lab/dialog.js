@@ -116,9 +116,10 @@
     evt.preventDefault();
     btn.click();
   });
-  // "Reject with feedback" needs the feedback: say so before a round trip.
+  // An option the adapter refuses without text (Option.needs_text) asks for it before a
+  // round trip; one whose text is optional goes as it is.
   document.addEventListener("click", function (evt) {
-    const btn = evt.target instanceof Element ? evt.target.closest(".dialog button.needs-feedback") : null;
+    const btn = evt.target instanceof Element ? evt.target.closest(".dialog button[data-needs-text]") : null;
     if (!btn) return;
     const field = btn.form.querySelector('input[name="answers-0-text"]');
     if (field && !field.value.trim()) {

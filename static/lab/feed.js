@@ -72,15 +72,11 @@
     });
   }
 
-  // The runs list draws each row from the server (the row fragment the watcher pushes beside
-  // each feed entry). A row it lacks (a run started elsewhere) or one that shows another state
-  // than the feed (a push missed while the page slept, or one sent before this socket joined)
-  // is drawn again by asking for the list: one request at a time, and again once it lands if
-  // the feed moved meanwhile.
-  let redrawing = false;
-  let redrawAgain = false;
-  function listDisagrees(entries) {
-    if (!document.getElementById("runs-list")) return false;
+  // The runs list has one writer, its own view (templates/runs/list.html): asked again for
+  // every change the feed reports, and on a snapshot (the socket (re)opened: a page woken from
+  // sleep) when a live run's row is missing or shows another state. htmx queues a change that
+  // comes during a redraw (hx-sync on the list's slot).
+  function listBehind(entries) {
     return entries.some(function (run) {
       if (run.state === "ended") return false;
       const badge = document.getElementById("run-state-" + run.id);
@@ -88,15 +84,8 @@
     });
   }
   function redrawList() {
-    if (!window.htmx) return;
-    if (redrawing) { redrawAgain = true; return; }
-    redrawing = true;
-    window.htmx.ajax("GET", location.pathname + location.search, { target: "#runs-list", select: "#runs-list", swap: "outerHTML" })
-      .finally(function () {
-        redrawing = false;
-        showCount(); // htmx took the answer's <title>: the count goes back in front
-        if (redrawAgain) { redrawAgain = false; if (listDisagrees(Array.from(runs.values()))) redrawList(); }
-      });
+    const slot = document.getElementById("runs-list-slot");
+    if (slot && window.htmx) window.htmx.trigger(slot, "lab:runs-changed");
   }
 
   function receive(feed) {
@@ -107,7 +96,7 @@
       if (!feed.snapshot && before && before.state === "working" && run.state !== "working") turnEnded(run);
     });
     showCount();
-    if (listDisagrees(feed.runs)) redrawList();
+    if (!feed.snapshot || listBehind(feed.runs)) redrawList();
     if (feed.notify && feed.runs.length === 1) notify(feed.notify, feed.runs[0]);
   }
 

@@ -74,41 +74,59 @@
       if (box) { box.focus(); box.setSelectionRange(box.value.length, box.value.length); }
     }
   });
-  // A refused send still swaps the composer (or the dialog's note): lab's answer carries the
-  // error and the draft. Only lab's own partial is swapped in; anything else (a server error
-  // page, a proxy's, CSRF's 403) keeps the form as it is and is reported by connection.js.
-  function swapErrorsToo(evt) {
-    const elt = evt.detail.requestConfig && evt.detail.requestConfig.elt;
-    const xhr = evt.detail.xhr;
-    if (!elt || xhr.status < 400) return;
-    const composer = elt.id === "composer" && xhr.responseText.indexOf('id="composer"') >= 0;
-    const dialog = elt.matches && elt.matches("form.dialog") && /class="dialog[ "]/.test(xhr.responseText);
-    // The worktree area too: a 409 carries the uncommitted files and the confirm button.
-    const worktree = elt.closest && elt.closest("#worktree") && xhr.responseText.indexOf('id="worktree"') >= 0;
-    // New conversation's outcome goes beside its button (the composer's draft stays).
-    const note = elt.closest && elt.closest(".new-conversation") && xhr.responseText.indexOf('id="new-conversation-note"') >= 0;
-    if (composer || dialog || worktree || note) { evt.detail.shouldSwap = true; evt.detail.isError = false; }
+  // --- copy buttons: the one handler for every page -----------------------------------------
+  // data-copy holds the text; a code block's button copies its block (without its own label).
+  // The Clipboard API needs a secure context (https or localhost): elsewhere, or when it is
+  // refused, the text is selected for Ctrl-C (the element showing it, else a field added beside
+  // the button) and the button says so; it never says "Copied" for a copy that did not happen.
+  function copiedText(btn) {
+    if (btn.dataset.copy !== undefined) return btn.dataset.copy;
+    const pre = btn.closest("pre");
+    if (!pre) return "";
+    const clone = pre.cloneNode(true);
+    clone.querySelectorAll(".copy-code").forEach(function (b) { b.remove(); });
+    return clone.textContent;
   }
-  // htmx 2 fires htmx:beforeSwap on the request's target (the worktree form's is #worktree,
-  // its parent), its other response events on the element that made the request. A push may
-  // replace either while the request is out (the panel, and a dialog form in it, is re-rendered
-  // when the answer lands), and events on a detached element never reach document: so the
-  // handler goes on both elements themselves (added once however often they ask; running it
-  // twice for one response changes nothing).
-  document.addEventListener("htmx:beforeRequest", function (evt) {
-    [evt.detail.elt, evt.detail.target].forEach(function (el) {
-      if (el && el.addEventListener) el.addEventListener("htmx:beforeSwap", swapErrorsToo);
-    });
-  });
-
-  // --- copy buttons ------------------------------------------------------------------------
+  function shownIn(btn, text) {
+    const pre = btn.closest("pre");
+    if (pre) return pre.querySelector("code") || pre;
+    // The element beside the button (or in its block) that shows exactly this text.
+    for (let box = btn.parentElement, up = 0; box && up < 3; box = box.parentElement, up += 1) {
+      const found = Array.from(box.querySelectorAll("code")).find(function (el) { return el.textContent.trim() === text; });
+      if (found) return found;
+    }
+    return null;
+  }
+  function selectForCtrlC(btn, text) {
+    let el = shownIn(btn, text);
+    if (!el) {
+      el = btn.parentElement.querySelector("input.copy-fallback");
+      if (!el) {
+        el = document.createElement("input");
+        el.className = "copy-fallback"; el.readOnly = true; el.setAttribute("aria-label", "Text to copy");
+        btn.after(el);
+      }
+      el.value = text;
+      el.select();
+      return;
+    }
+    window.getSelection().selectAllChildren(el);
+  }
+  function say(btn, text, ms) {
+    if (!btn.dataset.label) btn.dataset.label = btn.textContent;
+    btn.textContent = text;
+    clearTimeout(btn.labelTimer);
+    btn.labelTimer = setTimeout(function () { btn.textContent = btn.dataset.label; }, ms);
+  }
   document.addEventListener("click", function (evt) {
     const btn = evt.target instanceof Element ? evt.target.closest("[data-copy], .copy-code") : null;
     if (!btn) return;
-    const text = btn.dataset.copy !== undefined ? btn.dataset.copy : btn.closest("pre").innerText;
-    navigator.clipboard.writeText(text).then(function () {
-      const label = btn.textContent; btn.textContent = "Copied"; setTimeout(function () { btn.textContent = label; }, 1200);
-    });
+    const text = copiedText(btn);
+    const copy = navigator.clipboard && window.isSecureContext ? navigator.clipboard.writeText(text) : Promise.reject();
+    copy.then(
+      function () { say(btn, "Copied", 1200); },
+      function () { selectForCtrlC(btn, text); say(btn, "Press Ctrl-C to copy", 6000); }
+    );
   });
 
   // Code blocks get a copy button (added here, so the sanitized HTML stays button-free).

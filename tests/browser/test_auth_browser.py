@@ -84,8 +84,18 @@ def test_log_in_from_the_card_and_the_status_flips_without_reload(
         query = parse_qs(urlsplit(local).query)  # the login's state travels in the local link
         screenshot(auth_page, "13-login-pending")
 
-        # 2. The code the sign-in page would show (CODE#STATE), pasted and submitted.
+        # 2. A paste that caught more than the code: lab's 400 says why in the code form (the
+        # server's swap), the login stays on screen.
         code = card.locator("input[name=code]")
+        code.fill("two words")
+        card.get_by_role("button", name="Submit code").click()
+        expect(card.locator(".auth-code .auth-error")).to_have_text(
+            "Paste the code on its own, without spaces or line breaks."
+        )
+        expect(link).to_be_visible()
+        expect(auth_page.locator("#send-error")).to_be_hidden()
+
+        # The code the sign-in page would show (CODE#STATE), pasted and submitted.
         code.fill(f"browser-code-42#{query['state'][0]}")
         card.get_by_role("button", name="Submit code").click()
 

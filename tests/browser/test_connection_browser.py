@@ -87,6 +87,19 @@ def test_a_failed_send_says_its_real_cause_and_keeps_the_text(
     expect(box).to_have_value("CONN one")
     page.unroute("**/reply/")
 
+    # A proxy's 502: a status lab answers a refusal with too, but without lab's HX-Reswap it is
+    # not lab's answer, and it must not take the composer's place (and its draft).
+    page.route(
+        "**/reply/",
+        lambda route: route.fulfill(status=502, content_type="text/html", body="<h1>502 Bad Gateway</h1>"),
+    )
+    box.press("Enter")
+    expect(banner).to_contain_text("lab answered 502")
+    expect(banner).to_contain_text("502 Bad Gateway")
+    expect(page.locator("#composer")).to_be_visible()
+    expect(box).to_have_value("CONN one")
+    page.unroute("**/reply/")
+
     lab_server.model.script.add(when("CONN", text("connection ok")))
     box.press("Enter")
     expect(page.locator("#transcript .msg-user_text").last).to_have_text("CONN one")
