@@ -117,12 +117,10 @@ def wake(run_id: int) -> tuple[dict[str, int], str]:
     layer = get_channel_layer()
 
     async def one() -> str:
-        enter = getattr(watcher, "wake_scope", None)
-        with enter() if enter else contextlib.nullcontext():
-            snap = watcher.step_inline(run, full=True) or await asyncio.to_thread(
-                watcher.step, run, full=True
-            )
-            await watcher.publish(layer, run, snap)
+        if hasattr(watcher, "wake_once"):  # one look at the spool per wake
+            return (await watcher.wake_once(layer, run)).state
+        snap = watcher.step_inline(run, full=True) or await asyncio.to_thread(watcher.step, run, full=True)
+        await watcher.publish(layer, run, snap)
         return snap.state
 
     first = asyncio.run(one())  # the first wake: indexes built, caches warm

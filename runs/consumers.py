@@ -179,6 +179,7 @@ class RunConsumer(LabConsumer):
     reconnect has no gap and no duplicate."""
 
     run_id: int
+    run: Run  # as read at connect or at the last hello
     epoch: str = ""
     last_seq: int = -1
     ready: bool = False
@@ -189,9 +190,11 @@ class RunConsumer(LabConsumer):
         if not await self.authorize():
             return
         self.run_id = int(self.scope["url_route"]["kwargs"]["run_id"])
-        if not await Run.objects.filter(pk=self.run_id).aexists():
+        run = await Run.objects.filter(pk=self.run_id).afirst()
+        if run is None:
             await self.close(code=CLOSE_NOT_FOUND)
             return
+        self.run = run
         self.groups_to_join = [groups.LAB, groups.run(self.run_id), *self.session_groups()]
         await self.join_and_accept()
         self.watcher = ensure_watcher(self.run_id)
@@ -221,10 +224,14 @@ class RunConsumer(LabConsumer):
             self.panel_sent = panel
             await self.send(text_data=panel)
 
-    async def catch_up(self, epoch: str, seq: int) -> None:
-        run = await Run.objects.aget(pk=self.run_id)
+    async def catch_up(self, epoch: str, seq: int, *, path: str = "") -> None:
+        """Bring the page up to date. With the `path` a watcher announced, the run this socket
+        read at connect does (its id, provider and name do not change) and the transcript is
+        not located again; without one (a hello), the run is read afresh."""
+        if not path:
+            self.run = await Run.objects.aget(pk=self.run_id)
         frames, self.epoch, self.last_seq = await sync_to_async(catch_up_frames, thread_sensitive=False)(
-            run, epoch, seq
+            self.run, epoch, seq, path=path or None
         )
         self.ready = True
         for frame in frames:  # bounded frames (runs/live.FRAME_MAX_BYTES)
@@ -250,8 +257,10 @@ class RunConsumer(LabConsumer):
             announced_next_seq=event.get("next_seq", 0),
         )
         if fast is None:
-            await aclose_old_connections()  # what dispatch skipped for this event
-            await self.catch_up(self.epoch, self.last_seq)
+            path = event.get("path", "")
+            if not path:
+                await aclose_old_connections()  # what dispatch skipped, for catch_up's query
+            await self.catch_up(self.epoch, self.last_seq, path=path)
             return
         frames, self.last_seq = fast
         for frame in frames:

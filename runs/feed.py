@@ -18,16 +18,13 @@ import time
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from asgiref.sync import sync_to_async
-
 from broadcast import groups
 from providers.errors import UnknownProvider
-from providers.registry import get_provider
 from providers.schema import Dialog, DialogKind, RunState
 from runs import services
 from runs.models import Run
 from runs.rendering import render
-from runs.transcripts import transcript_tail
+from runs.runview import RunView, run_view
 
 FEED_GROUP = groups.FEED
 ROWS_GROUP = groups.RUNS
@@ -89,32 +86,29 @@ def last_activity(run: Run) -> datetime.datetime:
     return datetime.datetime.fromtimestamp(mtime, tz=datetime.UTC)
 
 
-def row(run: Run, state: str | None = None) -> Row:
-    """The run's row; `state` when the caller has just derived it (the watcher)."""
-    dialog = None
-    if state is None:
-        if run.is_ended:
-            state = RunState.ENDED
-        else:
-            tail = transcript_tail(run, limit=1)
-            state = services.run_state(run, tail.state, tail.dialog)
-    if state in services.DIALOG_STATES:
-        dialog = services.pending_dialog(run)
+def row(view: RunView) -> Row:
+    """The run's row, from its view (the watcher's wake, or one read for the runs list)."""
+    state = str(view.state)
     return Row(
-        run=run,
-        state=str(state),
-        waiting=waiting_for(dialog, str(state)),
-        activity=last_activity(run),
-        agent=agent_name(run.provider_id),
+        run=view.run,
+        state=state,
+        waiting=waiting_for(view.dialog, state),
+        activity=last_activity(view.run),
+        agent=view.provider_name,
     )
 
 
-def agent_name(provider_id: str) -> str:
-    """The provider's name, or its id when it is no longer enabled."""
+def run_row(run: Run) -> Row:
+    """The row of a run the caller has no view of (the runs list, a page's snapshot). An ended
+    run whose provider is no longer enabled still has its row, with the provider's id."""
     try:
-        return get_provider(provider_id).display_name()
+        provider = run.provider
     except UnknownProvider:
-        return provider_id
+        if not run.is_ended:
+            raise
+        ended = str(RunState.ENDED)
+        return Row(run=run, state=ended, waiting="", activity=last_activity(run), agent=run.provider_id)
+    return row(run_view(run, limit=1, read=not run.is_ended, provider=provider))
 
 
 def entry(r: Row) -> Entry:
@@ -130,7 +124,7 @@ def entry(r: Row) -> Entry:
 
 def snapshot() -> list[Entry]:
     """Every live run's entry, for a page that has just connected."""
-    return [entry(row(run)) for run in Run.objects.live()]
+    return [entry(run_row(run)) for run in Run.objects.live()]
 
 
 def frame(*, runs: list[Entry], snapshot: bool = False, notify: str = "") -> str:
@@ -157,16 +151,14 @@ def notification(run_id: int, previous: str, state: str, *, now: float | None = 
     return ""
 
 
-async def state_changed(layer: Any, run: Run, *, previous: str, state: str) -> None:
+async def state_changed(layer: Any, view: RunView, *, previous: str) -> None:
     """The watcher's hook: the run's state changed from `previous` ("" when the watcher has just
-    started) to `state`. Tells the runs lists and every page's feed."""
+    started) to the state of the wake's view. Tells the runs lists and every page's feed, from
+    that view: nothing is read or derived again."""
     if layer is None:
         return
-    notify = notification(run.pk, previous, state)
-    if state in services.DIALOG_STATES:  # what it waits for takes a read of the dialog
-        r = await sync_to_async(row, thread_sensitive=False)(run, state)
-    else:
-        r = row(run, state)
+    r = row(view)
+    notify = notification(view.run.pk, previous, r.state)
     html = render("runs/list.html#row", {"row": r, "oob": True})
     await layer.group_send(ROWS_GROUP, {"type": groups.HTML_EVENT, "html": html})
     await layer.group_send(

@@ -51,13 +51,15 @@ def append_frames(messages: list[Message], epoch: str) -> list[str]:
 FRAME_OVERHEAD = 256
 
 
-def catch_up_frames(run: Run, epoch: str, seq: int) -> tuple[list[str], str, int]:
-    """(frames, epoch, last seq) bringing a page at (epoch, seq) up to date."""
-    tail = transcript_tail(run, limit=PAGE)
+def catch_up_frames(run: Run, epoch: str, seq: int, *, path: str | None = None) -> tuple[list[str], str, int]:
+    """(frames, epoch, last seq) bringing a page at (epoch, seq) up to date. `path`: the
+    transcript a watcher announced, read without locating it again."""
+    provider = run.provider
+    tail = transcript_tail(run, limit=PAGE, path=path, provider=provider)
     last = tail.next_seq - 1
     if epoch == tail.epoch and seq >= last:
         return [], tail.epoch, seq
-    index = transcript_index(run, tail.path)
+    index = transcript_index(run, tail.path, provider=provider)
     # The tail read already located and advanced the index: read the gap from it as is — unless
     # a background full index replaced it in between (another numbering: re-render).
     if epoch == tail.epoch and last - seq <= MAX_REPLAY and index.epoch == tail.epoch:

@@ -35,6 +35,7 @@ from runs.forms import TRUST, NewRunForm, ReplyForm
 from runs.live import rerender_html
 from runs.models import Run
 from runs.rendering import message_html, whole_message_html
+from runs.runview import run_view
 from runs.transcripts import PAGE, side_transcript, transcript_page, transcript_tail
 from runs.watcher import poke
 from seeding import worktrees
@@ -47,7 +48,7 @@ _SIDE_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 @require_GET
 def run_list(request: HttpRequest) -> HttpResponse:
     # Each row starts right; the page's socket then pushes every change (runs/feed.py).
-    rows = [feed.row(run) for run in Run.objects.all()[:200]]
+    rows = [feed.run_row(run) for run in Run.objects.all()[:200]]
     return render(request, "runs/list.html", {"rows": rows})
 
 
@@ -131,24 +132,16 @@ def _start(form: NewRunForm) -> Run | None:
 
 
 def _run_context(run: Run) -> dict[str, object]:
-    tail = transcript_tail(run)
-    provider = get_provider(run.provider_id)
-    state = services.run_state(run, tail.state, tail.dialog)
+    # One view: the transcript read once, the live channel asked once (runs/runview.py).
+    view = run_view(run, limit=PAGE)
+    tail = view.tail
     return {
-        "run": run,
+        **view.panel_context(),
         "epoch": tail.epoch,
         "transcript_messages": tail.messages,
         "has_earlier": tail.has_earlier,
         "last_seq": tail.next_seq - 1,
-        "state": state,
-        "exit": services.run_exit(run) if run.is_ended else None,
         "worktree_users": services.worktree_users(run) if run.is_ended else [],
-        "dialog": services.pending_dialog(run) if state in services.DIALOG_STATES else None,
-        "background": tail.background if not run.is_ended else (),
-        "since": tail.since,
-        "running": tail.running,
-        "queued": tail.queued,
-        "provider_name": provider.display_name(),
         "form": ReplyForm(),
         "clear_command": _clear_command(run),
     }
