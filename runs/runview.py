@@ -13,6 +13,7 @@ import functools
 from dataclasses import dataclass
 
 from providers.base import AgentProvider
+from providers.hookspool import one_look
 from providers.schema import Dialog, RunHandle, RunState
 from runs import services
 from runs.models import Run
@@ -86,6 +87,7 @@ def run_view(
     nothing of the transcript. `provider`: the run's, when the caller has resolved it."""
     provider = provider or run.provider
     handle = run.handle()
-    tail = transcript_tail(run, limit, provider=provider) if read else EMPTY
-    live = live_view(provider, handle) if not run.is_ended else None
+    with one_look():  # locating the transcript and the live signals list the spool once
+        tail = transcript_tail(run, limit, provider=provider) if read else EMPTY
+        live = live_view(provider, handle) if not run.is_ended else None
     return from_read(run, provider, handle, tail, live)

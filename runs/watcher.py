@@ -24,6 +24,7 @@ from channels.layers import get_channel_layer
 from django.db import connections
 
 from providers.base import AgentProvider, LiveSignals
+from providers.hookspool import one_look
 from providers.schema import RunHandle
 from providers.tmux import Tmux
 from runs import feed, runview, selectors, services
@@ -165,11 +166,13 @@ class RunWatcher:
 
     async def wake_once(self, layer: Any, run: Run, *, full: bool = True) -> Snapshot:
         """One wake: the step (on the loop when it can, else in a thread, which redoes it), then
-        the notification and the feed."""
-        snap = self.step_inline(run, full=full)
-        if snap is None:
-            snap = await sync_to_async(self.step, thread_sensitive=False, executor=_steps)(run, full=full)
-        await self.publish(layer, run, snap)
+        the notification and the feed. All in one look at the hook spool (providers/hookspool.py
+        one_look): however many live signals the provider derives, it lists the spool once."""
+        with one_look():
+            snap = self.step_inline(run, full=full)
+            if snap is None:
+                snap = await sync_to_async(self.step, thread_sensitive=False, executor=_steps)(run, full=full)
+            await self.publish(layer, run, snap)
         return snap
 
     async def watch(self, paths: tuple[str, ...]) -> None:

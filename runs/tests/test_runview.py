@@ -107,7 +107,7 @@ def wake(watcher: RunWatcher, run: Run, layer) -> str:
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_wake_that_opens_a_question_resolves_the_provider_once(claude_run, counted):
+def test_a_wake_that_opens_a_question_resolves_the_provider_and_lists_the_spool_once(claude_run, counted):
     counts, listed = counted
     layer = InMemoryChannelLayer()
     run = Run.objects.get(pk=claude_run.pk)
@@ -130,6 +130,7 @@ def test_a_wake_that_opens_a_question_resolves_the_provider_once(claude_run, cou
 
     row, entry = asyncio.run(heard())
     assert counts["provider"] == 1
+    assert listed == {str(run.spool_dir): 1}  # the transcript's folder is not listed at all
     assert "state-question" in row and "waiting for: Which colour?" in row
     assert json.loads(entry)["feed"]["runs"][0]["waiting"] == "Which colour?"
 
