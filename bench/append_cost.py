@@ -41,7 +41,7 @@ async def measure(run_id: int, path: os.PathLike[str], appends: int, sockets: in
     from django.contrib.auth import get_user_model
     from django.contrib.sessions.backends.db import SessionStore
 
-    from runs.consumers import RunConsumer
+    from live.consumers import RunConsumer
 
     user = await get_user_model().objects.acreate(username="bench")
     # A socket is refused without a session (it lives no longer than its login).

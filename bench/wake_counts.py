@@ -110,7 +110,7 @@ def wake(run_id: int) -> tuple[dict[str, int], str]:
     try:
         from live.watcher import RunWatcher
     except ImportError:
-        from runs.watcher import RunWatcher
+        from live.watcher import RunWatcher
 
     run = Run.objects.get(pk=run_id)
     watcher = RunWatcher(run_id, has_pidfd=True)

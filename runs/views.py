@@ -30,14 +30,14 @@ from providers.errors import (
 )
 from providers.registry import get_provider
 from providers.schema import Answer, AuthFlowKind, AuthStatus, Dialog
-from runs import commands, feed, services
+from runs import commands, services
 from runs.forms import TRUST, NewRunForm, ReplyForm
-from runs.live import rerender_html
 from runs.models import Run
-from runs.rendering import message_html, whole_message_html
+from runs.rendering import message_html, rerender_html, whole_message_html
+from runs.rows import run_row
 from runs.runview import run_view
+from runs.signals import poke
 from runs.transcripts import PAGE, side_transcript, transcript_page, transcript_tail
-from runs.watcher import poke
 from seeding import worktrees
 from seeding.repository import RepositoryReview
 from seeding.seeder import SeedError
@@ -47,8 +47,8 @@ _SIDE_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 @require_GET
 def run_list(request: HttpRequest) -> HttpResponse:
-    # Each row starts right; the page's socket then pushes every change (runs/feed.py).
-    rows = [feed.run_row(run) for run in Run.objects.all()[:200]]
+    # Each row starts right; the page's socket then pushes every change (live/feed.py).
+    rows = [run_row(run) for run in Run.objects.all()[:200]]
     return render(request, "runs/list.html", {"rows": rows})
 
 

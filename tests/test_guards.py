@@ -24,7 +24,7 @@ import grimp
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
-GENERIC = ("lab", "accounts", "runs", "auth_flows", "seeding", "broadcast")
+GENERIC = ("lab", "accounts", "live", "runs", "auth_flows", "seeding", "broadcast")
 # The seam: generic modules of providers/ that the generic core may import.
 SEAM = {
     "base",
@@ -356,8 +356,8 @@ def test_the_views_put_display_name_into_the_context():
     sources = {
         # The page and the watcher's panel both take it from the run's view.
         "runs/runview.py": '"provider_name": self.provider_name',
-        "runs/views.py": '**view.panel_context()',
-        "runs/watcher.py": '**view.panel_context()',
+        "runs/views.py": "**view.panel_context()",
+        "live/watcher.py": "**view.panel_context()",
         "auth_flows/services.py": "name=provider.display_name()",
     }
     for path, needle in sources.items():

@@ -12,10 +12,10 @@ from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
 from accounts import sockets
 from broadcast import groups
-from runs import feed
-from runs.live import catch_up_frames, catch_up_from_memory
+from live import feed
+from live.frames import catch_up_frames, catch_up_from_memory
+from live.watcher import ensure_watcher
 from runs.models import Run
-from runs.watcher import ensure_watcher
 
 # Close codes in the 4000 range are the application's own (RFC 6455 §7.4.2).
 CLOSE_UNAUTHENTICATED = 4401
@@ -234,7 +234,7 @@ class RunConsumer(LabConsumer):
             self.run, epoch, seq, path=path or None
         )
         self.ready = True
-        for frame in frames:  # bounded frames (runs/live.FRAME_MAX_BYTES)
+        for frame in frames:  # bounded frames (live/frames.FRAME_MAX_BYTES)
             await self.send(text_data=frame)
 
     async def run_update(self, event: dict[str, Any]) -> None:
@@ -248,7 +248,7 @@ class RunConsumer(LabConsumer):
             await self.send(text_data=event["panel"])
         # The common case: the watcher in this process has just read what it announces, so the
         # gap comes from memory — no query, no thread, no read — rendered once for every
-        # socket at the same place (runs/live.catch_up_from_memory).
+        # socket at the same place (live/frames.catch_up_from_memory).
         fast = catch_up_from_memory(
             event.get("path", ""),
             self.epoch,

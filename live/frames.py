@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from providers.schema import Message
 from runs.models import Run
-from runs.rendering import message_html, render
+from runs.rendering import cursor_html, message_html, render, transcript_html
 from runs.transcripts import PAGE, TAIL, Tail, indexed, transcript_index, transcript_tail
 
 # More missed messages than this and the page is re-rendered from its last page instead.
@@ -22,10 +22,6 @@ FRAME_MAX_BYTES = 512 * 1024
 def append_html(items: list[str], epoch: str, seq: int) -> str:
     """Rendered messages appended to the page's transcript, and the cursor of the last."""
     return render("runs/detail.html#append", {"items": items, "epoch": epoch, "seq": seq})
-
-
-def cursor_html(epoch: str, seq: int) -> str:
-    return render("runs/detail.html#cursor", {"epoch": epoch, "seq": seq, "oob": True})
 
 
 def append_frames(messages: list[Message], epoch: str) -> list[str]:
@@ -92,14 +88,6 @@ def rerender_frames(run: Run, tail: Tail) -> list[str]:
     return frames + append_frames(tail.messages[len(first) :], tail.epoch)
 
 
-def rerender_html(run: Run, tail: Tail) -> str:
-    """The whole transcript element and the cursor, as OOB fragments: for a page showing
-    another numbering of the run's transcript."""
-    return transcript_html(run, tail.epoch, tail.messages, tail.has_earlier) + cursor_html(
-        tail.epoch, tail.next_seq - 1
-    )
-
-
 def catch_up_from_memory(
     path: str, epoch: str, seq: int, *, announced_epoch: str, announced_next_seq: int
 ) -> tuple[list[str], int] | None:
@@ -131,16 +119,3 @@ def catch_up_from_memory(
 # the event loop's thread touches it.
 _gap_frames: dict[tuple[str, str, int, int], tuple[list[str], int]] = {}
 MAX_GAP_FRAMES = 256
-
-
-def transcript_html(run: Run, epoch: str, messages: list[Message], has_earlier: bool) -> str:
-    return render(
-        "runs/detail.html#transcript",
-        {
-            "run": run,
-            "epoch": epoch,
-            "transcript_messages": messages,
-            "has_earlier": has_earlier,
-            "oob": True,
-        },
-    )

@@ -1,20 +1,19 @@
-"""The runs feed (runs/feed.py): what the operator is told when a run's state changes, what a
+"""The runs feed (live/feed.py): what the operator is told when a run's state changes, what a
 page gets when its socket asks for the feed, and the runs list's live rows."""
 
 from __future__ import annotations
 
 import asyncio
 import json
-import re
 
 import pytest
 from asgiref.sync import sync_to_async
 from channels.testing import WebsocketCommunicator
 
 from lab.asgi import application
-from providers.schema import Dialog, DialogKind, Question
+from live import feed
 from providers.testing import fake_append, fake_raise_dialog
-from runs import feed, services
+from runs import services
 from tests.security.support import session_cookie, ws_headers
 
 
@@ -34,19 +33,6 @@ def test_a_question_and_a_permission_prompt_are_told_but_not_by_a_starting_watch
     assert feed.notification(2, "working", "question") == "question"
     assert feed.notification(2, "working", "needs_input") == "needs_input"
     assert feed.notification(2, "", "question") == ""  # lab (re)started: the count shows it
-
-
-def test_waiting_for_says_what_is_asked_in_one_short_line():
-    asks = Dialog(tool_use_id="t", kind=DialogKind.QUESTION, prompt="Which\nfruit?")
-    assert feed.waiting_for(asks, "question") == "Which fruit?"
-    form = Dialog(
-        tool_use_id="t", kind=DialogKind.QUESTION, questions=(Question(prompt="x" * 500, options=()),)
-    )
-    assert len(feed.waiting_for(form, "question")) == feed.WAITING_MAX
-    plan = Dialog(tool_use_id="t", kind=DialogKind.PLAN, body="# plan")
-    assert feed.waiting_for(plan, "question") == "approval of a plan"
-    assert feed.waiting_for(None, "needs_input") == "its terminal"
-    assert feed.waiting_for(asks, "idle") == ""
 
 
 async def _frames_until(ws, predicate, timeout=10.0):
@@ -102,21 +88,3 @@ async def test_a_socket_that_does_not_ask_for_the_feed_gets_none(run, operator):
     seen = await _frames_until(ws, lambda f: f'id="run-row-{run.pk}"' in f and "state-working" in f)
     assert not any(_feed(f) for f in seen)
     await ws.disconnect()
-
-
-def test_the_runs_list_shows_state_waiting_for_and_last_activity(authed_client, run):
-    fake_raise_dialog(run.transcript_path, {"tool_use_id": "toolu_l", "prompt": "Deploy now?"})
-    body = authed_client.get("/").content.decode()
-    assert f'id="run-row-{run.pk}"' in body
-    assert f'id="run-state-{run.pk}" class="badge state-question"' in body
-    assert "waiting for: Deploy now?" in body
-    assert f'href="/runs/{run.pk}/#dialog"' in body
-    assert "Last activity" in body and " ago</time>" in body
-
-
-def test_the_branch_column_shows_the_branch_and_the_agent_has_its_own(authed_client, run):
-    body = authed_client.get("/").content.decode()
-    branch_cell = re.search(r'<td class="run-branch">(.*?)</td>', body, re.S)
-    assert branch_cell is not None
-    assert branch_cell.group(1) == f"<code>{run.branch}</code>"  # not the provider's id beside it
-    assert '<td class="run-agent">Fake Agent</td>' in body and "<th>Agent</th>" in body

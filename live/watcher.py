@@ -23,13 +23,14 @@ from asgiref.sync import sync_to_async
 from channels.layers import get_channel_layer
 from django.db import connections
 
+from live import feed
+from live.inotify import hub
+from live.leases import WatchLease
 from providers.base import AgentProvider, LiveSignals
 from providers.hookspool import one_look
 from providers.schema import RunHandle
 from providers.tmux import Tmux
-from runs import feed, runview, selectors, services
-from runs.inotify import hub
-from runs.leases import WatchLease
+from runs import runview, selectors, services
 from runs.models import Run
 from runs.rendering import render
 from runs.runview import EMPTY, RunView
@@ -404,6 +405,11 @@ def poke(run_id: int) -> None:
         watcher.stale = True
         watcher.live_dirty = True
         _loop.call_soon_threadsafe(watcher.wake.set)
+
+
+def on_run_changed(sender: object, *, run_id: int, **kwargs: object) -> None:
+    """runs.signals.run_changed: lab itself changed the run (a page's POST)."""
+    poke(run_id)
 
 
 def _full_index_ready(path: str) -> None:
