@@ -168,12 +168,18 @@ class RunWatcher:
     async def wake_once(self, layer: Any, run: Run, *, full: bool = True) -> Snapshot:
         """One wake: the step (on the loop when it can, else in a thread, which redoes it), then
         the notification and the feed. All in one look at the hook spool (providers/hookspool.py
-        one_look): however many live signals the provider derives, it lists the spool once."""
+        one_look): however many live signals the provider derives, it lists the spool once. A
+        wake that asks nothing of the live channel (an append, signals quiet) takes no look."""
+        if not full and self.live_quiet:
+            return await self._wake(layer, run, full=full)  # the spool is not asked: no look
         with one_look():
-            snap = self.step_inline(run, full=full)
-            if snap is None:
-                snap = await sync_to_async(self.step, thread_sensitive=False, executor=_steps)(run, full=full)
-            await self.publish(layer, run, snap)
+            return await self._wake(layer, run, full=full)
+
+    async def _wake(self, layer: Any, run: Run, *, full: bool) -> Snapshot:
+        snap = self.step_inline(run, full=full)
+        if snap is None:
+            snap = await sync_to_async(self.step, thread_sensitive=False, executor=_steps)(run, full=full)
+        await self.publish(layer, run, snap)
         return snap
 
     async def watch(self, paths: tuple[str, ...]) -> None:

@@ -13,12 +13,10 @@ look: it wakes the watcher again (the spool dir is watched). Outside a look noth
 
 from __future__ import annotations
 
-import contextlib
 import contextvars
 import logging
 import os
 import threading
-from collections.abc import Iterator
 from typing import Any
 
 import orjson
@@ -146,17 +144,21 @@ def _open_look() -> _Look | None:
     return look if look is not None and look.open else None
 
 
-@contextlib.contextmanager
-def one_look() -> Iterator[None]:
+class one_look:
     """Within the block, each spool dir is stat'ed and listed at most once and its payloads read
-    at most once (see the module's docstring). Nested, the outer look holds."""
-    if _open_look() is not None:
-        yield
-        return
-    look = _Look()
-    token = _look.set(look)
-    try:
-        yield
-    finally:
-        look.open = False
-        _look.reset(token)
+    at most once (see the module's docstring). Nested, the outer look holds. A class, not a
+    generator: it is entered on every watcher wake."""
+
+    __slots__ = ("look", "token")
+
+    def __enter__(self) -> None:
+        if _open_look() is not None:
+            self.look = None
+            return
+        self.look = _Look()
+        self.token = _look.set(self.look)
+
+    def __exit__(self, *exc: object) -> None:
+        if self.look is not None:
+            self.look.open = False
+            _look.reset(self.token)

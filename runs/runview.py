@@ -9,7 +9,6 @@ list builds one per run it shows (`run_view`). docs/architecture.md, "One view p
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 
 from providers.base import AgentProvider
@@ -37,7 +36,7 @@ class RunView:
     def path(self) -> str:
         return self.tail.path
 
-    @functools.cached_property
+    @property
     def provider_name(self) -> str:
         return self.provider.display_name()  # the only name lab shows for the agent
 
