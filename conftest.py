@@ -90,7 +90,7 @@ def fake_provider(settings, tmp_path, monkeypatch):
 @pytest.fixture
 def fresh_indexes():
     """This process's transcript indexes, empty before and after the test (they outlive tests)."""
-    from runs.live import _gap_frames
+    from live.frames import _gap_frames
     from runs.transcripts import _indexes
 
     _indexes.clear()

@@ -78,7 +78,7 @@ def _send(group: str, message: dict[str, Any]) -> None:
         async_to_sync(layer.group_send)(group, message)
     except Exception:
         # A channel layer that is down (Redis) must not fail the logout or the password change
-        # itself: the sockets' own periodic check (runs/consumers.py) still ends them.
+        # itself: the sockets' own periodic check (live/consumers.py) still ends them.
         logger.warning("could not tell the open sockets of %s that their login changed", group, exc_info=True)
 
 

@@ -153,7 +153,7 @@ def main() -> None:
     if "inotify" in only:
         ino = run("bench.inotify_cost", "--appends", "2000" if q else "6000")[0]
         rows.append((
-            "1. inotify read on the loop, CPU per append (200 dirs, 2000 appends/s): runs/inotify.py vs asyncinotify",
+            "1. inotify read on the loop, CPU per append (200 dirs, 2000 appends/s): live/inotify.py vs asyncinotify",
             "keep the cheaper", f"{ino['inotify']['lab']:.3f} ms", f"asyncinotify 4.4.4: {ino['inotify']['asyncinotify']:.3f} ms (load average {ino['load_avg']:.1f})",
             ok(ino["inotify"]["lab"] <= ino["inotify"]["asyncinotify"]),
         ))  # fmt: skip

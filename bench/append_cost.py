@@ -36,16 +36,22 @@ def callgrind(on: bool) -> None:
 
 
 async def measure(run_id: int, path: os.PathLike[str], appends: int, sockets: int = 1) -> float:
+    from asgiref.sync import sync_to_async
     from channels.testing import WebsocketCommunicator
     from django.contrib.auth import get_user_model
+    from django.contrib.sessions.backends.db import SessionStore
 
-    from runs.consumers import RunConsumer
+    from live.consumers import RunConsumer
 
     user = await get_user_model().objects.acreate(username="bench")
+    # A socket is refused without a session (it lives no longer than its login).
+    session = SessionStore()
+    await sync_to_async(session.save)()
     pages = []
     for _ in range(sockets):  # the run's page open in this many tabs
         ws = WebsocketCommunicator(RunConsumer.as_asgi(), f"/ws/runs/{run_id}/")
         ws.scope["user"] = user
+        ws.scope["session"] = session
         ws.scope["url_route"] = {"kwargs": {"run_id": run_id}}
         connected, _ = await ws.connect()
         assert connected

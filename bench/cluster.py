@@ -61,7 +61,7 @@ def postgres_server() -> Iterator[str]:
 
 def lease_holders(run_id: int) -> dict[str, int]:
     """Who holds watch leases, as PostgreSQL sees it: granted advisory locks whose key names the
-    run, and sessions named lab-watch-<id> (runs/leases.py's application_name)."""
+    run, and sessions named lab-watch-<id> (live/leases.py's application_name)."""
     from django.db import connection
 
     with connection.cursor() as cur:
@@ -76,11 +76,11 @@ def lease_holders(run_id: int) -> dict[str, int]:
 
 def lease_holder_pid(run_id: int, candidates: list[int]) -> int | None:
     """Which of `candidates` (OS pids of lab workers) holds the run's watch lease: the client
-    end of the PostgreSQL session granted the run's advisory lock (runs/leases.py) is a TCP
+    end of the PostgreSQL session granted the run's advisory lock (live/leases.py) is a TCP
     socket one of them owns. None when no session holds it, or none of them owns that one."""
     from django.db import connection
 
-    from runs.leases import LOCK_NAMESPACE
+    from live.leases import LOCK_NAMESPACE
 
     with connection.cursor() as cur:
         cur.execute(

@@ -1,4 +1,4 @@
-"""lab's inotify hub (runs/inotify.py, ctypes) against asyncinotify, on the same event stream.
+"""lab's inotify hub (live/inotify.py, ctypes) against asyncinotify, on the same event stream.
 
 A writer process appends one line at a time to files in `--dirs` directories at `--rate`
 appends/s; this process reads the events on its asyncio loop with one implementation, calling
@@ -39,7 +39,7 @@ def writer_main(spec: dict) -> None:
 
 
 async def lab_hub(dirs: list[str], on_event: Callable[[str], None], stop: asyncio.Event) -> None:
-    from runs.inotify import hub
+    from live.inotify import hub
 
     inotify = hub()
     callbacks = []
@@ -60,7 +60,7 @@ async def lab_hub(dirs: list[str], on_event: Callable[[str], None], stop: asynci
 async def asyncinotify_hub(dirs: list[str], on_event: Callable[[str], None], stop: asyncio.Event) -> None:
     from asyncinotify import Inotify, Mask
 
-    from runs.inotify import DIR_MASK
+    from live.inotify import DIR_MASK
 
     with Inotify() as inotify:
         by_wd = {}

@@ -4,8 +4,7 @@ fragment to it (swapped in by id, hx-swap-oob)."""
 from __future__ import annotations
 
 LAB = "lab"  # every open lab page: provider.auth.changed and the like
-RUNS = "runs"  # pages listing runs: every run's row
-FEED = "feed"  # every logged-in page: the JSON entries of run states (runs/feed.py)
+FEED = "feed"  # every logged-in page: the JSON entries of run states (live/feed.py)
 HTML_EVENT = "lab.html"  # {"type": HTML_EVENT, "html": …}: the consumer forwards it as it is
 FEED_EVENT = "feed.frame"  # {"type": FEED_EVENT, "text": …}: a JSON text frame for the feed
 

@@ -170,6 +170,7 @@ INSTALLED_APPS = [
     "django_htmx",
     "accounts",
     "runs",
+    "live",
     "auth_flows",
     "seeding",
     "compat",  # management commands only: make demo, the scripted model

@@ -150,10 +150,13 @@ class LiveSignals(Protocol):
     so a channel the transcript has to complete (a decline that gets no closing hook) reads the
     transcript itself.
 
-    What a watcher relies on to skip them (runs/watcher.py, LIVE_RECHECK_S): their answers, and
+    What a watcher relies on to skip them (live/watcher.py, LIVE_RECHECK_S): their answers, and
     locate_transcript's, change only with a file event in the run's spool dir or beside the
     transcript (any entry but the transcript itself), except that an append to the transcript
-    may close what they report open; the sweep may wait a few seconds."""
+    may close what they report open; the sweep may wait a few seconds. Within one wake (and one
+    page's view) the calls share one look at the spool (providers/hookspool.py, one_look): the
+    spool read through spool_signature and spool_events is as the wake first saw it, and what
+    lands after is the next wake's, which it causes."""
 
     def pending_dialog(self, run: RunHandle) -> Dialog | None: ...
 

@@ -1,5 +1,5 @@
 """A run's changes page: what the agent changed in its worktree since the run's base commit
-(runs/changes.py), highlighted (runs/highlight.py)."""
+(seeding/changes.py), highlighted (runs/highlight.py)."""
 
 from __future__ import annotations
 
@@ -14,8 +14,9 @@ from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_GET
 
 from providers.bounded import put_bounded
-from runs import changes, highlight
+from runs import highlight
 from runs.models import Run
+from seeding import changes
 
 SECTION_TITLES = {
     "committed": "Committed on the branch",

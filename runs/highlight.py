@@ -11,7 +11,7 @@ from pygments.lexer import Lexer
 from pygments.lexers import TextLexer, get_lexer_for_filename
 from pygments.util import ClassNotFound
 
-from runs.changes import FileChange
+from seeding.changes import FileChange
 
 # A longer line (minified code) is cut when shown: highlighting it would cost more than it shows.
 LINE_MAX_CHARS = 2000

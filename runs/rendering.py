@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import nh3
 from django.core.signals import setting_changed
@@ -15,6 +15,10 @@ from django.template.loader import get_template
 from markdown_it import MarkdownIt
 
 from providers.schema import Message
+
+if TYPE_CHECKING:
+    from runs.models import Run
+    from runs.transcripts import Tail
 
 _md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False}).enable("table")
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(\x07|\x1b\\)|\x1b[@-_]")
@@ -73,7 +77,7 @@ def prose_html(text: str) -> str | None:
 
 # The most of one message's text (and of its tool input) a page is sent; the rest loads on
 # request. Escaping can grow text up to 6x (&quot;), so a capped message stays far below a
-# websocket frame's bound (runs/live.FRAME_MAX_BYTES) however its text is made.
+# websocket frame's bound (live/frames.FRAME_MAX_BYTES) however its text is made.
 MESSAGE_TEXT_MAX = 32_000
 
 
@@ -128,3 +132,31 @@ def render(name: str, context: dict[str, Any]) -> str:
 def _forget_templates(*, setting: str, **kwargs: object) -> None:
     if setting == "TEMPLATES":  # as Django resets its engines (django.test.signals)
         _templates.clear()
+
+
+# The run page's transcript fragments, for a page and for the live frames (live/frames.py).
+
+
+def cursor_html(epoch: str, seq: int) -> str:
+    return render("runs/detail.html#cursor", {"epoch": epoch, "seq": seq, "oob": True})
+
+
+def transcript_html(run: Run, epoch: str, messages: list[Message], has_earlier: bool) -> str:
+    return render(
+        "runs/detail.html#transcript",
+        {
+            "run": run,
+            "epoch": epoch,
+            "transcript_messages": messages,
+            "has_earlier": has_earlier,
+            "oob": True,
+        },
+    )
+
+
+def rerender_html(run: Run, tail: Tail) -> str:
+    """The whole transcript element and the cursor, as OOB fragments: for a page showing
+    another numbering of the run's transcript."""
+    return transcript_html(run, tail.epoch, tail.messages, tail.has_earlier) + cursor_html(
+        tail.epoch, tail.next_seq - 1
+    )

@@ -7,8 +7,10 @@ reads resolves the run once.
 
 from __future__ import annotations
 
-from providers.base import ConnectingReporter, LiveSignals
-from providers.schema import Dialog, DialogKind, RunState
+from dataclasses import dataclass
+
+from providers.base import AgentProvider, ConnectingReporter, LiveSignals
+from providers.schema import Dialog, DialogKind, RunHandle, RunState
 from providers.tmux import Tmux
 from runs.models import Run
 from runs.transcripts import transcript_tail
@@ -28,21 +30,44 @@ def run_state(run: Run, transcript_state: RunState, transcript_dialog: Dialog | 
     return state_from(live_state(run), transcript_state, transcript_dialog)
 
 
-def live_state(run: Run) -> RunState | None:
-    """What the live channel says of a run not ended (starting, question, needs_input), or
-    None when it says nothing (then the transcript's state stands)."""
-    provider, handle = run.provider, run.handle()
+@dataclass(frozen=True)
+class LiveView:
+    """What the live channel says of a run not ended, each signal asked at most once: whether
+    it is still connecting, the dialog it shows, what it is blocked on."""
+
+    connecting: bool = False
+    dialog: Dialog | None = None
+    blocked: RunState | None = None
+
+    @property
+    def state(self) -> RunState | None:
+        """starting, question or needs_input; None when it says nothing (then the transcript's
+        state stands)."""
+        if self.connecting:
+            return RunState.STARTING
+        if self.dialog is not None:
+            # A permission prompt blocks the agent on the operator: needs_input, answerable.
+            return RunState.NEEDS_INPUT if self.dialog.kind == DialogKind.APPROVAL else RunState.QUESTION
+        return self.blocked
+
+
+def live_view(provider: AgentProvider, handle: RunHandle) -> LiveView:
+    """Ask the live channel, in the order its answers take precedence, and no further than the
+    first that says something (a connecting run shows no dialog yet)."""
     if isinstance(provider, ConnectingReporter) and provider.connecting(handle):
-        return RunState.STARTING
+        return LiveView(connecting=True)
     if isinstance(provider, LiveSignals):
         pending = provider.pending_dialog(handle)
         if pending is not None:
-            # A permission prompt blocks the agent on the operator: needs_input, answerable.
-            return RunState.NEEDS_INPUT if pending.kind == DialogKind.APPROVAL else RunState.QUESTION
-        blocked = provider.blocked_state(handle)
-        if blocked is not None:
-            return blocked
-    return None
+            return LiveView(dialog=pending)
+        return LiveView(blocked=provider.blocked_state(handle))
+    return LiveView()
+
+
+def live_state(run: Run) -> RunState | None:
+    """What the live channel says of a run not ended (starting, question, needs_input), or
+    None when it says nothing (then the transcript's state stands)."""
+    return live_view(run.provider, run.handle()).state
 
 
 def state_from(
@@ -60,18 +85,24 @@ def pending_dialog(run: Run) -> Dialog | None:
     """The dialog the agent waits on now: the live channel first (it often knows before the
     transcript has the tool_use), the transcript otherwise. The transcript is advanced first,
     so a provider that reconciles its live channel with tool_results it read (a declined
-    picker gets no closing hook) answers from both."""
-    return dialog_after_read(run, transcript_tail(run, limit=1).dialog)
-
-
-def dialog_after_read(run: Run, transcript_dialog: Dialog | None) -> Dialog | None:
-    """pending_dialog for a caller that has just advanced the run's transcript index itself
-    (the watcher) and passes the dialog it read."""
+    picker gets no closing hook) answers from both. The provider is resolved once."""
     provider = run.provider
+    transcript_dialog = transcript_tail(run, limit=1, provider=provider).dialog
     if isinstance(provider, LiveSignals):
         dialog = provider.pending_dialog(run.handle())
         if dialog is not None:
             return dialog
+    return transcript_dialog
+
+
+def offered_dialog(state: RunState, live: LiveView | None, transcript_dialog: Dialog | None) -> Dialog | None:
+    """The dialog a page offers in this state: the live channel's (it often knows of a picker
+    before its tool_use is in the transcript), the transcript's otherwise; none outside the
+    dialog states."""
+    if state not in DIALOG_STATES:
+        return None
+    if live is not None and live.dialog is not None:
+        return live.dialog
     return transcript_dialog
 
 

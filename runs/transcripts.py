@@ -228,9 +228,13 @@ _indexes: OrderedDict[str, TranscriptIndex] = OrderedDict()
 _indexes_guard = threading.Lock()
 
 
-def transcript_index(run: Run, path: str | None = None) -> TranscriptIndex:
-    provider = run.provider
-    path = path or current_path(run)
+def transcript_index(
+    run: Run, path: str | None = None, *, provider: AgentProvider | None = None
+) -> TranscriptIndex:
+    """The run's index of `path` (located when not given), made on first use. `provider`: the
+    run's, when the caller has already resolved it."""
+    provider = provider or run.provider
+    path = path or current_path(run, provider=provider)
     with _indexes_guard:
         index = _indexes.get(path)
         if index is not None and index.provider is provider:  # a settings override swaps providers
@@ -315,25 +319,36 @@ def indexed(path: str) -> TranscriptIndex | None:
         return _indexes.get(path)
 
 
-def current_path(run: Run) -> str:
+def current_path(run: Run, *, provider: AgentProvider | None = None) -> str:
     if not run.transcript_path:
         return ""
-    return run.provider.locate_transcript(run.handle())
+    return (provider or run.provider).locate_transcript(run.handle())
 
 
-def transcript_tail(run: Run, limit: int = PAGE) -> Tail:
-    path = current_path(run)
+def transcript_tail(
+    run: Run, limit: int = PAGE, *, path: str | None = None, provider: AgentProvider | None = None
+) -> Tail:
+    """The transcript's last `limit` messages and what it says now, its index advanced first.
+    `path`: where a caller already knows the transcript is (a watcher's event carried it), so it
+    is not located again; `provider`: the run's, when the caller has already resolved it."""
+    if path is None:
+        path = current_path(run, provider=provider)
     if not path:
         return Tail(path="", epoch="", messages=[], state=RunState.IDLE, dialog=None, next_seq=0)
-    index = transcript_index(run, path)
+    index = transcript_index(run, path, provider=provider)
     index.advance()
-    messages = list(index.tail)[-limit:]
-    if index.error:
+    return tail_of(index, limit)
+
+
+def tail_of(index: TranscriptIndex, limit: int) -> Tail:
+    """What an advanced index says now, with its last `limit` messages (none: 0)."""
+    messages = list(index.tail)[-limit:] if limit > 0 else []
+    if index.error and limit > 0:
         messages.append(
             Message(seq=index.cursor.next_seq, kind=MessageKind.LIFECYCLE, text=index.error, is_error=True)
         )
     return Tail(
-        path=path,
+        path=index.path,
         epoch=index.epoch,
         messages=messages,
         state=index.state,

@@ -23,13 +23,14 @@ from auth_flows.services import auth_changed, provider_card
 from providers.errors import ProviderError, outcome
 from providers.registry import get_provider
 from providers.schema import Answer, AuthFlowKind, AuthStatus, Dialog
-from runs import commands, feed, services
+from runs import commands, services
 from runs.forms import TRUST, NewRunForm, ReplyForm
-from runs.live import rerender_html
 from runs.models import Run
-from runs.rendering import message_html, whole_message_html
+from runs.rendering import message_html, rerender_html, whole_message_html
+from runs.rows import run_row
+from runs.runview import run_view
+from runs.signals import poke
 from runs.transcripts import PAGE, side_transcript, transcript_page, transcript_tail
-from runs.watcher import poke
 from seeding import worktrees
 from seeding.repository import RepositoryReview
 from seeding.seeder import SeedError
@@ -43,7 +44,7 @@ _COMMAND_WORD = re.compile(r"/(\S*)")
 def run_list(request: HttpRequest) -> HttpResponse:
     # The list's one writer: the page, and its redraws when the feed says a run changed
     # (static/lab/feed.js asks with htmx for the list alone).
-    rows = [feed.row(run) for run in Run.objects.all()[:200]]
+    rows = [run_row(run) for run in Run.objects.all()[:200]]
     template = "runs/list.html#list" if request.htmx else "runs/list.html"  # type: ignore[attr-defined]
     return render(request, template, {"rows": rows})
 
@@ -134,24 +135,16 @@ def _start(form: NewRunForm) -> tuple[Run | None, int]:
 
 
 def _run_context(run: Run) -> dict[str, object]:
-    tail = transcript_tail(run)
-    provider = get_provider(run.provider_id)
-    state = services.run_state(run, tail.state, tail.dialog)
+    # One view: the transcript read once, the live channel asked once (runs/runview.py).
+    view = run_view(run, limit=PAGE)
+    tail = view.tail
     return {
-        "run": run,
+        **view.panel_context(),
         "epoch": tail.epoch,
         "transcript_messages": tail.messages,
         "has_earlier": tail.has_earlier,
         "last_seq": tail.next_seq - 1,
-        "state": state,
-        "exit": services.run_exit(run) if run.is_ended else None,
         "worktree_users": services.worktree_users(run) if run.is_ended else [],
-        "dialog": services.pending_dialog(run) if state in services.DIALOG_STATES else None,
-        "background": tail.background if not run.is_ended else (),
-        "since": tail.since,
-        "running": tail.running,
-        "queued": tail.queued,
-        "provider_name": provider.display_name(),
         "form": ReplyForm(),
         "clear_command": _clear_command(run),
     }

@@ -24,7 +24,7 @@ import grimp
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
-GENERIC = ("lab", "accounts", "runs", "auth_flows", "seeding", "broadcast")
+GENERIC = ("lab", "accounts", "live", "runs", "auth_flows", "seeding", "broadcast")
 # The seam: generic modules of providers/ that the generic core may import.
 SEAM = {
     "base",
@@ -356,8 +356,10 @@ def test_templates_take_the_name_from_display_name(template):
 def test_the_views_put_display_name_into_the_context():
     # provider_name and card.name are the only ways in; each is display_name() at its source.
     sources = {
-        "runs/views.py": '"provider_name": provider.display_name()',
-        "runs/watcher.py": '"provider_name": provider.display_name()',
+        # The page and the watcher's panel both take it from the run's view.
+        "runs/runview.py": '"provider_name": self.provider_name',
+        "runs/views.py": "**view.panel_context()",
+        "live/watcher.py": "**view.panel_context()",
         "auth_flows/services.py": "name=provider.display_name()",
     }
     for path, needle in sources.items():

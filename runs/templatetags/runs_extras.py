@@ -30,7 +30,7 @@ def rendered_message(message: Message, epoch: str) -> SafeString:
 
 
 # A dialog's body (a plan, a file the agent asks to write) is cut like a message, so the panel
-# that carries it stays far inside one websocket frame (runs/live.FRAME_MAX_BYTES), however
+# that carries it stays far inside one websocket frame (live/frames.FRAME_MAX_BYTES), however
 # large the text: a frame over daphne's limit drops the socket and the page with it.
 @register.filter
 def head(text: str) -> str:

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from runs import changes, services
+from runs import services
+from seeding import changes
 
 GIT = ["git", "-c", "user.name=lab-test", "-c", "user.email=lab-test@example.invalid"]
 

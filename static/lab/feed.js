@@ -1,4 +1,4 @@
-// The operator's feed (runs/feed.py): every live run's state reaches every page as a JSON
+// The operator's feed (live/feed.py): every live run's state reaches every page as a JSON
 // frame on the page's socket. The tab title and the favicon count the runs that wait; an
 // opted-in browser notification says which run asks or has finished a long turn, and a click
 // on it opens that run at its dialog. Permission is asked only by the operator's click.

@@ -9,8 +9,8 @@ import re
 
 import pytest
 
+from live.frames import FRAME_MAX_BYTES
 from providers.testing import fake_append
-from runs.live import FRAME_MAX_BYTES
 from tests.reliability.support import PASSWORD, WS, Lab
 from tests.security.support import seqs
 

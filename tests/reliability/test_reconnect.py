@@ -14,9 +14,9 @@ from asgiref.sync import sync_to_async
 from channels.exceptions import ChannelFull
 from channels.layers import channel_layers, get_channel_layer
 
+from live.consumers import RunConsumer
 from providers.testing import fake_append
 from runs import services
-from runs.consumers import RunConsumer
 from tests.security.support import drain, frames_until, seqs, session_cookie, ws_open
 
 

@@ -118,7 +118,7 @@ async def test_a_watched_100_mb_transcript_under_1000_lines_a_second_loses_nothi
         window = [int(s) for _e, s in MSG_RE.findall(frame) if int(s) >= base]
         if 'id="transcript"' in frame and window:
             # Fell more than MAX_REPLAY behind: the list is re-rendered from its last page, with
-            # an "earlier" loader for what lies between (runs/live.catch_up_html).
+            # an "earlier" loader for what lies between (live/frames.catch_up_html).
             replaced += 1
             fresh = [s for s in window if s >= nxt]
             if fresh and fresh[0] > nxt:

@@ -12,7 +12,7 @@ from asgiref.sync import sync_to_async
 
 from accounts.models import LoginLink
 from accounts.services import operator_bootstrap
-from runs.consumers import CLOSE_UNAUTHENTICATED
+from live.consumers import CLOSE_UNAUTHENTICATED
 from runs.models import Run
 from tests.security.support import (
     concrete,

@@ -59,11 +59,11 @@ GENERIC_SIGNAL_READERS = [
 GENERIC_SIGNAL_MODULES = [
     "providers/hookspool.py",
     "providers/hook_writer.py",
-    "runs/watcher.py",
+    "live/watcher.py",
     "runs/selectors.py",
-    "runs/consumers.py",
+    "live/consumers.py",
     "runs/transcripts.py",
-    "runs/live.py",
+    "live/frames.py",
 ]
 
 
@@ -241,7 +241,7 @@ def test_nothing_that_reads_a_signal_reaches_a_keystroke():
 
 
 def test_the_consumers_call_nothing_that_sends_a_key():
-    source = ast.unparse(ast.parse(Path(REPO / "runs/consumers.py").read_text()))
+    source = ast.unparse(ast.parse(Path(REPO / "live/consumers.py").read_text()))
     assert not (_called_names(ast.parse(source)) & SINKS)
 
 

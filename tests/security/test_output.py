@@ -12,9 +12,9 @@ from html.parser import HTMLParser
 import pytest
 
 from accounts.models import LoginLink
+from live.frames import catch_up_html
 from providers.testing import fake_append
 from runs import services
-from runs.live import catch_up_html
 
 HOSTILE = [
     "<script>alert('xss-script')</script>",

@@ -10,8 +10,9 @@ from channels.testing import WebsocketCommunicator
 from django.contrib.sessions.models import Session
 from django.test import Client
 
+from live import consumers
 from providers.testing import fake_append
-from runs import consumers, services
+from runs import services
 from tests.security.support import frames_until, session_cookie, ws_headers, ws_open, ws_try
 
 OLD_PASSWORD = "correct horse battery staple"  # tests/factories.py

@@ -9,8 +9,8 @@ import logging
 import pytest
 from asgiref.sync import sync_to_async
 
+from live.consumers import CLOSE_INVALID_PAYLOAD, CLOSE_UNSUPPORTED_DATA
 from runs import services
-from runs.consumers import CLOSE_INVALID_PAYLOAD, CLOSE_UNSUPPORTED_DATA
 from tests.security.support import drain, session_cookie, ws_open
 
 

@@ -1,4 +1,4 @@
-"""The runs feed (runs/feed.py): what the operator is told when a run's state changes, what a
+"""The runs feed (live/feed.py): what the operator is told when a run's state changes, what a
 page gets when its socket asks for the feed, and the runs list it redraws."""
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from asgiref.sync import sync_to_async
 from channels.testing import WebsocketCommunicator
 
 from lab.asgi import application
-from providers.schema import Dialog, DialogKind, Question
+from live import feed
 from providers.testing import fake_append, fake_raise_dialog
-from runs import feed, services
+from runs import services
 from tests.security.support import session_cookie, ws_headers
 
 
@@ -34,19 +34,6 @@ def test_a_question_and_a_permission_prompt_are_told_but_not_by_a_starting_watch
     assert feed.notification(2, "working", "question") == "question"
     assert feed.notification(2, "working", "needs_input") == "needs_input"
     assert feed.notification(2, "", "question") == ""  # lab (re)started: the count shows it
-
-
-def test_waiting_for_says_what_is_asked_in_one_short_line():
-    asks = Dialog(tool_use_id="t", kind=DialogKind.QUESTION, prompt="Which\nfruit?")
-    assert feed.waiting_for(asks, "question") == "Which fruit?"
-    form = Dialog(
-        tool_use_id="t", kind=DialogKind.QUESTION, questions=(Question(prompt="x" * 500, options=()),)
-    )
-    assert len(feed.waiting_for(form, "question")) == feed.WAITING_MAX
-    plan = Dialog(tool_use_id="t", kind=DialogKind.PLAN, body="# plan")
-    assert feed.waiting_for(plan, "question") == "approval of a plan"
-    assert feed.waiting_for(None, "needs_input") == "its terminal"
-    assert feed.waiting_for(asks, "idle") == ""
 
 
 async def _frames_until(ws, predicate, timeout=10.0):

@@ -23,15 +23,19 @@ from asgiref.sync import sync_to_async
 from channels.layers import get_channel_layer
 from django.db import connections
 
-from providers.base import LiveSignals
-from providers.schema import Dialog, RunState
+from live import feed
+from live.inotify import hub
+from live.leases import WatchLease
+from providers.base import AgentProvider, LiveSignals
+from providers.hookspool import one_look
+from providers.schema import RunHandle
 from providers.tmux import Tmux
-from runs import feed, selectors, services
-from runs.inotify import hub
-from runs.leases import WatchLease
+from runs import runview, selectors, services
 from runs.models import Run
 from runs.rendering import render
-from runs.transcripts import TranscriptIndex, indexed, on_full_index, transcript_index
+from runs.runview import EMPTY, RunView
+from runs.selectors import LiveView
+from runs.transcripts import TranscriptIndex, indexed, on_full_index, tail_of, transcript_index
 
 log = logging.getLogger(__name__)
 
@@ -66,6 +70,7 @@ class Snapshot:
     ended: bool
     path: str = ""
     watch: tuple[str, ...] = ()  # the directories whose events wake this watcher
+    view: RunView | None = None  # the wake's view, for the feed
 
 
 @dataclass
@@ -125,12 +130,7 @@ class RunWatcher:
                     # else lab changes pokes it. So no query per wake.
                     self.stale = False
                     run = await Run.objects.aget(pk=self.run_id)
-                snap = self.step_inline(run, full=full)
-                if snap is None:
-                    snap = await sync_to_async(self.step, thread_sensitive=False, executor=_steps)(
-                        run, full=full
-                    )
-                await self.publish(layer, run, snap)
+                snap = await self.wake_once(layer, run, full=full)
                 if snap.ended and self.subscribers <= 0:
                     return
                 paths = snap.watch
@@ -164,6 +164,23 @@ class RunWatcher:
                 with contextlib.suppress(Exception):
                     asyncio.get_running_loop().remove_reader(pidfd)
                 os.close(pidfd)
+
+    async def wake_once(self, layer: Any, run: Run, *, full: bool = True) -> Snapshot:
+        """One wake: the step (on the loop when it can, else in a thread, which redoes it), then
+        the notification and the feed. All in one look at the hook spool (providers/hookspool.py
+        one_look): however many live signals the provider derives, it lists the spool once. A
+        wake that asks nothing of the live channel (an append, signals quiet) takes no look."""
+        if not full and self.live_quiet:
+            return await self._wake(layer, run, full=full)  # the spool is not asked: no look
+        with one_look():
+            return await self._wake(layer, run, full=full)
+
+    async def _wake(self, layer: Any, run: Run, *, full: bool) -> Snapshot:
+        snap = self.step_inline(run, full=full)
+        if snap is None:
+            snap = await sync_to_async(self.step, thread_sensitive=False, executor=_steps)(run, full=full)
+        await self.publish(layer, run, snap)
+        return snap
 
     async def watch(self, paths: tuple[str, ...]) -> None:
         """Wake on any change in these directories (the process's one inotify fd, read on
@@ -238,10 +255,11 @@ class RunWatcher:
 
     def _step(self, run: Run, *, inline: bool, full: bool = True) -> Snapshot | None:
         """One wake: liveness, the transcript's place, what was appended, the state, the panel.
-        The provider and the run's handle are resolved once (`Run.handle()` caches it on the
-        instance) and every read below reuses them. Without `full` (only the transcript's own
-        appends woke it, see LIVE_RECHECK_S) the live channel is not asked again: no sweep,
-        the transcript stays where it is, and live signals that said nothing still say so."""
+        The provider and the run's handle are resolved once and the wake's one RunView
+        (runs/runview.py) carries them, with what was read, to the panel and the feed. Without
+        `full` (only the transcript's own appends woke it, see LIVE_RECHECK_S) the live channel
+        is not asked again: no sweep, the transcript stays where it is, and live signals that
+        said nothing still say so."""
         if inline and not run.is_ended and (self.exited or not self.has_pidfd):
             return None  # the run may have ended: ask tmux, write ended_at
         provider, handle = run.provider, run.handle()
@@ -261,76 +279,54 @@ class RunWatcher:
             # clear/epoch: the provider located a new transcript; adopt it (docs/architecture.md).
             Run.objects.filter(pk=run.pk).update(transcript_path=path)
             run.transcript_path = path
-        index = self._read(run, path, inline=inline) if path else None
+            handle = run.handle()  # the provider is told the new path
+        index = self._read(run, provider, path, inline=inline) if path else None
         if path and index is None:
             return None  # only a thread can read this: the caller runs step()
-        state = self._state(run, index, full=full)
-        dialog = None
-        if index is not None and state in selectors.DIALOG_STATES:
-            if inline:
-                return None
-            # The live channel often knows of a picker before its tool_use is in the transcript.
-            dialog = selectors.dialog_after_read(run, index.dialog)
+        tail = tail_of(index, 0) if index is not None else EMPTY
+        view = runview.from_read(run, provider, handle, tail, self._live(run, provider, handle, full=full))
         return Snapshot(
-            epoch=index.epoch if index else "",
-            state=str(state),
-            panel_html=self._panel(run, index, state, dialog),
-            next_seq=index.cursor.next_seq if index else 0,
+            epoch=tail.epoch,
+            state=str(view.state),
+            panel_html=self._panel(view),
+            next_seq=tail.next_seq,
             ended=run.is_ended,
             path=path or "",
             watch=self._watch_paths(run),
+            view=view,
         )
 
-    def _state(self, run: Run, index: TranscriptIndex | None, *, full: bool) -> RunState:
-        """selectors.run_state, asking the live channel only when it may have changed: a full
-        wake, or signals that were up last time (an append may close what they showed open)."""
-        if run.is_ended:
-            return RunState.ENDED
-        live = None
-        if full or not self.live_quiet:
-            live = selectors.live_state(run)
-            self.live_quiet = live is None
-        if index is None:
-            return selectors.state_from(live, RunState.IDLE, None)
-        return selectors.state_from(live, index.state, index.dialog)
+    def _live(self, run: Run, provider: AgentProvider, handle: RunHandle, *, full: bool) -> LiveView | None:
+        """The live channel, asked only when it may have changed: a full wake, or signals that
+        were up last time (an append may close what they showed open). None: not asked."""
+        if run.is_ended or not (full or not self.live_quiet):
+            return None
+        live = selectors.live_view(provider, handle)
+        self.live_quiet = live.state is None
+        return live
 
-    def _read(self, run: Run, path: str, *, inline: bool) -> TranscriptIndex | None:
+    def _read(self, run: Run, provider: AgentProvider, path: str, *, inline: bool) -> TranscriptIndex | None:
         """The run's index advanced over what was appended. Inline (on the loop), only a small
         append to an index this process already holds, without waiting for its lock; None
         otherwise."""
         if not inline:
-            index = transcript_index(run, path)
+            index = transcript_index(run, path, provider=provider)
             index.advance()
             return index
         found = indexed(path)
-        if found is None or found.provider is not run.provider or not found.advance_small(INLINE_MAX_BYTES):
+        if found is None or found.provider is not provider or not found.advance_small(INLINE_MAX_BYTES):
             return None
         return found
 
-    def _panel(self, run: Run, index: TranscriptIndex | None, state: RunState, dialog: Dialog | None) -> str:
+    def _panel(self, view: RunView) -> str:
         """The state panel, rendered again only when what it shows changed."""
-        background = index.background if index and not run.is_ended else ()
-        since, running, queued = (index.since, index.running, index.queued) if index else ("", "", ())
-        key = (state, dialog, run.is_ended, background, since, running, queued)
+        tail, run = view.tail, view.run
+        background = tail.background if not run.is_ended else ()
+        key = (view.state, view.dialog, run.is_ended, background, tail.since, tail.running, tail.queued)
         if key == self.panel_key and self.panel:
             return self.panel
         self.panel_key = key
-        provider = run.provider
-        return render(
-            "runs/detail.html#panel",
-            {
-                "run": run,
-                "state": state,
-                "dialog": dialog,
-                "exit": services.run_exit(run) if run.is_ended else None,
-                "background": background,
-                "since": since,
-                "running": running,
-                "queued": queued,
-                "provider_name": provider.display_name(),
-                "oob": True,
-            },
-        )
+        return render("runs/detail.html#panel", {**view.panel_context(), "oob": True})
 
     def _watch_paths(self, run: Run) -> tuple[str, ...]:
         """watch_paths, worked out again only when the transcript moved or a directory was
@@ -361,8 +357,10 @@ class RunWatcher:
                 },
             )
         if snap.state != self.state:
-            # The feed hook: the runs lists' rows and every page's count of runs that wait.
-            await feed.state_changed(layer, run, previous=self.state, state=snap.state)
+            # The feed hook: the runs lists' rows and every page's count of runs that wait, from
+            # the wake's own view (nothing derived again).
+            assert snap.view is not None
+            await feed.state_changed(layer, snap.view, previous=self.state)
         if snap.path != self.path:
             self.transcript_file = os.path.split(snap.path) if snap.path else ("", "")
         self.epoch, self.next_seq, self.panel, self.state, self.path = (
@@ -413,6 +411,11 @@ def poke(run_id: int) -> None:
         watcher.stale = True
         watcher.live_dirty = True
         _loop.call_soon_threadsafe(watcher.wake.set)
+
+
+def on_run_changed(sender: object, *, run_id: int, **kwargs: object) -> None:
+    """runs.signals.run_changed: lab itself changed the run (a page's POST)."""
+    poke(run_id)
 
 
 def _full_index_ready(path: str) -> None:

@@ -1,4 +1,4 @@
-"""The socket's fast path (runs/live.catch_up_from_memory) and the watcher's inline read
+"""The socket's fast path (runs/frames.catch_up_from_memory) and the watcher's inline read
 (TranscriptIndex.advance_small) must answer exactly what the slow paths answer, and must decline
 — never guess — whenever the in-memory index cannot: a truncated, replaced or unread file, a
 busy index, an index behind what a watcher (in another worker) announced, a gap older than the
@@ -11,9 +11,10 @@ import os
 import pytest
 
 from lab.layers import InMemoryChannelLayer
+from live import frames
+from live.frames import MAX_FROM_MEMORY, catch_up_from_memory, catch_up_html
 from providers.testing import fake_append
-from runs import live, services
-from runs.live import MAX_FROM_MEMORY, catch_up_from_memory, catch_up_html
+from runs import services
 from runs.transcripts import TAIL, indexed, transcript_index
 
 pytestmark = pytest.mark.usefixtures("fresh_indexes")
@@ -89,8 +90,8 @@ def test_sockets_at_the_same_place_share_one_rendering(run, monkeypatch):
     _append(run, "one", "two")
     index.advance()
     rendered = []
-    real = live.append_frames
-    monkeypatch.setattr(live, "append_frames", lambda *a: rendered.append(a) or real(*a))
+    real = frames.append_frames
+    monkeypatch.setattr(frames, "append_frames", lambda *a: rendered.append(a) or real(*a))
     answers = [
         catch_up_from_memory(
             run.transcript_path, epoch, seen, announced_epoch=epoch, announced_next_seq=index.cursor.next_seq

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from runs import consumers
+from live import consumers
 
 websocket_urlpatterns = [
     path("ws/lab/", consumers.LabConsumer.as_asgi()),

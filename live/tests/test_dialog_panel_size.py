@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 from django.template.loader import render_to_string
 
+from live.frames import FRAME_MAX_BYTES
 from providers.schema import Dialog, DialogKind, Option, RunState
-from runs.live import FRAME_MAX_BYTES
 from runs.rendering import MESSAGE_TEXT_MAX
 from tests.factories import RunFactory
 

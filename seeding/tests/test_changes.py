@@ -1,4 +1,4 @@
-"""The changes view's reading of a worktree (runs/changes.py) against real git repositories:
+"""The changes view's reading of a worktree (seeding/changes.py) against real git repositories:
 each kind of change lands in its section, and odd file names are data."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from runs import changes, highlight
+from seeding import changes
 
 GIT = ["git", "-c", "user.name=lab-test", "-c", "user.email=lab-test@example.invalid"]
 
@@ -195,27 +195,6 @@ def test_a_removed_worktree_whose_base_is_not_in_the_repository_says_so(repo, tm
     found = changes.worktree_changes(worktree=wt, base="1" * 40, repository=path, branch="lab/other")
     assert found.commits == [] and "committed" not in found.sections
     assert any("is not in the repository" in note for note in found.notes)
-
-
-def test_highlighting_escapes_and_keeps_one_row_per_line():
-    change = changes.FileChange(
-        path="x.py",
-        status="modified",
-        lines=(
-            changes.Line("hunk", "@@ -1 +1 @@ def <b id=hunk>(&)"),
-            changes.Line("del", 'print("<script>")'),
-            changes.Line("add", "def f(): pass"),
-            changes.Line("meta", "\\ No newline <i id=meta> & more"),
-        ),
-    )
-    rows = highlight.rows(change)
-    assert [kind for kind, _ in rows] == ["hunk", "del", "add", "meta"]
-    assert "<script>" not in "".join(h for _, h in rows) and "&lt;script&gt;" in rows[1][1]
-    assert '<span class="k">def</span>' in rows[2][1]
-    # The lines Pygments does not see (a hunk header's function context, git's notes) are
-    # escaped too, each exactly once.
-    assert rows[0][1] == "@@ -1 +1 @@ def &lt;b id=hunk&gt;(&amp;)"
-    assert rows[3][1] == "\\ No newline &lt;i id=meta&gt; &amp; more"
 
 
 def test_reading_a_hostile_worktree_runs_none_of_its_programs(tmp_path):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from providers.schema import Message
 from runs.models import Run
-from runs.rendering import message_html, render
+from runs.rendering import cursor_html, message_html, render, transcript_html
 from runs.transcripts import PAGE, TAIL, Tail, indexed, transcript_index, transcript_tail
 
 # More missed messages than this and the page is re-rendered from its last page instead.
@@ -22,10 +22,6 @@ FRAME_MAX_BYTES = 512 * 1024
 def append_html(items: list[str], epoch: str, seq: int) -> str:
     """Rendered messages appended to the page's transcript, and the cursor of the last."""
     return render("runs/detail.html#append", {"items": items, "epoch": epoch, "seq": seq})
-
-
-def cursor_html(epoch: str, seq: int) -> str:
-    return render("runs/detail.html#cursor", {"epoch": epoch, "seq": seq, "oob": True})
 
 
 def append_frames(messages: list[Message], epoch: str) -> list[str]:
@@ -51,13 +47,15 @@ def append_frames(messages: list[Message], epoch: str) -> list[str]:
 FRAME_OVERHEAD = 256
 
 
-def catch_up_frames(run: Run, epoch: str, seq: int) -> tuple[list[str], str, int]:
-    """(frames, epoch, last seq) bringing a page at (epoch, seq) up to date."""
-    tail = transcript_tail(run, limit=PAGE)
+def catch_up_frames(run: Run, epoch: str, seq: int, *, path: str | None = None) -> tuple[list[str], str, int]:
+    """(frames, epoch, last seq) bringing a page at (epoch, seq) up to date. `path`: the
+    transcript a watcher announced, read without locating it again."""
+    provider = run.provider
+    tail = transcript_tail(run, limit=PAGE, path=path, provider=provider)
     last = tail.next_seq - 1
     if epoch == tail.epoch and seq >= last:
         return [], tail.epoch, seq
-    index = transcript_index(run, tail.path)
+    index = transcript_index(run, tail.path, provider=provider)
     # The tail read already located and advanced the index: read the gap from it as is — unless
     # a background full index replaced it in between (another numbering: re-render).
     if epoch == tail.epoch and last - seq <= MAX_REPLAY and index.epoch == tail.epoch:
@@ -88,14 +86,6 @@ def rerender_frames(run: Run, tail: Tail) -> list[str]:
     head_seq = first[-1].seq if first else tail.next_seq - 1
     frames = [transcript_html(run, tail.epoch, first, tail.has_earlier) + cursor_html(tail.epoch, head_seq)]
     return frames + append_frames(tail.messages[len(first) :], tail.epoch)
-
-
-def rerender_html(run: Run, tail: Tail) -> str:
-    """The whole transcript element and the cursor, as OOB fragments: for a page showing
-    another numbering of the run's transcript."""
-    return transcript_html(run, tail.epoch, tail.messages, tail.has_earlier) + cursor_html(
-        tail.epoch, tail.next_seq - 1
-    )
 
 
 def catch_up_from_memory(
@@ -129,16 +119,3 @@ def catch_up_from_memory(
 # the event loop's thread touches it.
 _gap_frames: dict[tuple[str, str, int, int], tuple[list[str], int]] = {}
 MAX_GAP_FRAMES = 256
-
-
-def transcript_html(run: Run, epoch: str, messages: list[Message], has_earlier: bool) -> str:
-    return render(
-        "runs/detail.html#transcript",
-        {
-            "run": run,
-            "epoch": epoch,
-            "transcript_messages": messages,
-            "has_earlier": has_earlier,
-            "oob": True,
-        },
-    )

@@ -3,7 +3,7 @@ process by design, the lease is always granted)."""
 
 import pytest
 
-from runs.leases import WatchLease
+from live.leases import WatchLease
 
 
 @pytest.mark.django_db(transaction=True)

@@ -11,28 +11,21 @@ sees every run), so the feed is one group every authenticated socket joins.
 
 from __future__ import annotations
 
-import datetime
 import json
-import os
 import time
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from asgiref.sync import sync_to_async
-
 from broadcast import groups
-from providers.errors import UnknownProvider
-from providers.registry import get_provider
-from providers.schema import Dialog, DialogKind, RunState
+from providers.schema import RunState
 from runs import services
 from runs.models import Run
-from runs.transcripts import transcript_tail
+from runs.rows import Row, row, run_row
+from runs.runview import RunView
 
 FEED_GROUP = groups.FEED
-ROWS_GROUP = groups.RUNS
 # A turn that ran at least this long is worth a "finished" notification; a quick answer is not.
 TURN_NOTIFY_S = 5.0
-WAITING_MAX = 120  # characters of "waiting for: …"
 
 # When each run's current turn began, as this process's watcher saw it (one watcher leads a
 # run across every worker, so its own clock is the right one).
@@ -51,71 +44,6 @@ class Entry:
     activity: str  # ISO 8601: the last write to its transcript, or its start
 
 
-@dataclass(frozen=True)
-class Row:
-    """One line of the runs list."""
-
-    run: Run
-    state: str
-    waiting: str
-    activity: datetime.datetime
-    agent: str = ""  # the provider's display name, in its own column (not under the branch)
-
-
-def waiting_for(dialog: Dialog | None, state: str) -> str:
-    """One short line saying what the run waits for."""
-    if state not in services.DIALOG_STATES:
-        return ""
-    if dialog is None:
-        return "its terminal" if state == RunState.NEEDS_INPUT else "an answer"
-    if dialog.kind == DialogKind.PLAN:
-        text = "approval of a plan"
-    else:
-        first = dialog.all_questions[0] if dialog.all_questions else None
-        text = (first.prompt or first.header) if first is not None else ""
-        text = " ".join((text or dialog.prompt or "an answer").split())
-    return text if len(text) <= WAITING_MAX else text[: WAITING_MAX - 1] + "…"
-
-
-def last_activity(run: Run) -> datetime.datetime:
-    """When the agent last wrote to its transcript (the run's start before it has one)."""
-    try:
-        mtime = os.stat(run.transcript_path).st_mtime if run.transcript_path else None
-    except OSError:
-        mtime = None
-    if mtime is None:
-        return run.created_at
-    return datetime.datetime.fromtimestamp(mtime, tz=datetime.UTC)
-
-
-def row(run: Run, state: str | None = None) -> Row:
-    """The run's row; `state` when the caller has just derived it (the watcher)."""
-    dialog = None
-    if state is None:
-        if run.is_ended:
-            state = RunState.ENDED
-        else:
-            tail = transcript_tail(run, limit=1)
-            state = services.run_state(run, tail.state, tail.dialog)
-    if state in services.DIALOG_STATES:
-        dialog = services.pending_dialog(run)
-    return Row(
-        run=run,
-        state=str(state),
-        waiting=waiting_for(dialog, str(state)),
-        activity=last_activity(run),
-        agent=agent_name(run.provider_id),
-    )
-
-
-def agent_name(provider_id: str) -> str:
-    """The provider's name, or its id when it is no longer enabled."""
-    try:
-        return get_provider(provider_id).display_name()
-    except UnknownProvider:
-        return provider_id
-
-
 def entry(r: Row) -> Entry:
     return Entry(
         id=r.run.pk,
@@ -129,7 +57,7 @@ def entry(r: Row) -> Entry:
 
 def snapshot() -> list[Entry]:
     """Every live run's entry, for a page that has just connected."""
-    return [entry(row(run)) for run in Run.objects.live()]
+    return [entry(run_row(run)) for run in Run.objects.live()]
 
 
 def frame(*, runs: list[Entry], snapshot: bool = False, notify: str = "") -> str:
@@ -156,16 +84,14 @@ def notification(run_id: int, previous: str, state: str, *, now: float | None = 
     return ""
 
 
-async def state_changed(layer: Any, run: Run, *, previous: str, state: str) -> None:
+async def state_changed(layer: Any, view: RunView, *, previous: str) -> None:
     """The watcher's hook: the run's state changed from `previous` ("" when the watcher has just
-    started) to `state`. Tells the runs lists and every page's feed."""
+    started) to the state of the wake's view. Tells the runs lists and every page's feed, from
+    that view: nothing is read or derived again."""
     if layer is None:
         return
-    notify = notification(run.pk, previous, state)
-    if state in services.DIALOG_STATES:  # what it waits for takes a read of the dialog
-        r = await sync_to_async(row, thread_sensitive=False)(run, state)
-    else:
-        r = row(run, state)
+    r = row(view)
+    notify = notification(view.run.pk, previous, r.state)
     await layer.group_send(
         FEED_GROUP, {"type": groups.FEED_EVENT, "text": frame(runs=[entry(r)], notify=notify)}
     )

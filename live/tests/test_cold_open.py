@@ -9,9 +9,9 @@ import threading
 
 import pytest
 
+from live.frames import catch_up_html
 from providers.testing import fake_append
 from runs import services, transcripts
-from runs.live import catch_up_html
 from runs.transcripts import (
     indexed,
     transcript_index,

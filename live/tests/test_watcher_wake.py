@@ -10,10 +10,10 @@ import os
 import pytest
 from asgiref.sync import sync_to_async
 
+from live.watcher import RunWatcher
 from providers.testing import fake_append
 from runs import models, services
 from runs.models import Run
-from runs.watcher import RunWatcher
 
 pytestmark = pytest.mark.usefixtures("fresh_indexes")
 
@@ -98,3 +98,17 @@ async def test_only_an_event_on_the_transcript_itself_leaves_the_live_channel_un
         assert not await woken_by(lambda: fake_append(path, kind="assistant_text", text="y"))
     finally:
         task.cancel()
+
+
+async def test_a_page_that_changed_a_run_makes_its_watcher_look_again(monkeypatch):
+    """runs/ never imports live/: its pages send runs.signals.poke, which the live app connects
+    to the run's watcher here (live/apps.py)."""
+    from live import watcher as watchers
+    from runs.signals import poke
+
+    watcher = RunWatcher(4242, live_dirty=False)
+    monkeypatch.setitem(watchers._watchers, 4242, watcher)
+    monkeypatch.setattr(watchers, "_loop", asyncio.get_running_loop())
+    poke(4242)
+    await asyncio.wait_for(watcher.wake.wait(), 5)
+    assert watcher.stale and watcher.live_dirty

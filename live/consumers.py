@@ -12,10 +12,10 @@ from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
 from accounts import sockets
 from broadcast import groups
-from runs import feed
-from runs.live import catch_up_frames, catch_up_from_memory
+from live import feed
+from live.frames import catch_up_frames, catch_up_from_memory
+from live.watcher import ensure_watcher
 from runs.models import Run
-from runs.watcher import ensure_watcher
 
 # Close codes in the 4000 range are the application's own (RFC 6455 §7.4.2).
 CLOSE_UNAUTHENTICATED = 4401
@@ -53,7 +53,7 @@ class LabConsumer(AsyncJsonWebsocketConsumer):
     async def connect(self) -> None:
         if not await self.authorize():
             return
-        self.groups_to_join = [groups.LAB, groups.RUNS, *self.session_groups()]
+        self.groups_to_join = [groups.LAB, *self.session_groups()]
         await self.join_and_accept()
         # The runs list shows a live row for every live run: their watchers must run.
         await self.watch_live_runs()
@@ -179,6 +179,7 @@ class RunConsumer(LabConsumer):
     reconnect has no gap and no duplicate."""
 
     run_id: int
+    run: Run  # as read at connect or at the last hello
     epoch: str = ""
     last_seq: int = -1
     ready: bool = False
@@ -189,9 +190,11 @@ class RunConsumer(LabConsumer):
         if not await self.authorize():
             return
         self.run_id = int(self.scope["url_route"]["kwargs"]["run_id"])
-        if not await Run.objects.filter(pk=self.run_id).aexists():
+        run = await Run.objects.filter(pk=self.run_id).afirst()
+        if run is None:
             await self.close(code=CLOSE_NOT_FOUND)
             return
+        self.run = run
         self.groups_to_join = [groups.LAB, groups.run(self.run_id), *self.session_groups()]
         await self.join_and_accept()
         self.watcher = ensure_watcher(self.run_id)
@@ -221,13 +224,17 @@ class RunConsumer(LabConsumer):
             self.panel_sent = panel
             await self.send(text_data=panel)
 
-    async def catch_up(self, epoch: str, seq: int) -> None:
-        run = await Run.objects.aget(pk=self.run_id)
+    async def catch_up(self, epoch: str, seq: int, *, path: str = "") -> None:
+        """Bring the page up to date. With the `path` a watcher announced, the run this socket
+        read at connect does (its id, provider and name do not change) and the transcript is
+        not located again; without one (a hello), the run is read afresh."""
+        if not path:
+            self.run = await Run.objects.aget(pk=self.run_id)
         frames, self.epoch, self.last_seq = await sync_to_async(catch_up_frames, thread_sensitive=False)(
-            run, epoch, seq
+            self.run, epoch, seq, path=path or None
         )
         self.ready = True
-        for frame in frames:  # bounded frames (runs/live.FRAME_MAX_BYTES)
+        for frame in frames:  # bounded frames (live/frames.FRAME_MAX_BYTES)
             await self.send(text_data=frame)
 
     async def run_update(self, event: dict[str, Any]) -> None:
@@ -241,7 +248,7 @@ class RunConsumer(LabConsumer):
             await self.send(text_data=event["panel"])
         # The common case: the watcher in this process has just read what it announces, so the
         # gap comes from memory — no query, no thread, no read — rendered once for every
-        # socket at the same place (runs/live.catch_up_from_memory).
+        # socket at the same place (live/frames.catch_up_from_memory).
         fast = catch_up_from_memory(
             event.get("path", ""),
             self.epoch,
@@ -250,8 +257,10 @@ class RunConsumer(LabConsumer):
             announced_next_seq=event.get("next_seq", 0),
         )
         if fast is None:
-            await aclose_old_connections()  # what dispatch skipped for this event
-            await self.catch_up(self.epoch, self.last_seq)
+            path = event.get("path", "")
+            if not path:
+                await aclose_old_connections()  # what dispatch skipped, for catch_up's query
+            await self.catch_up(self.epoch, self.last_seq, path=path)
             return
         frames, self.last_seq = fast
         for frame in frames:

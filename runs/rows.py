@@ -1,0 +1,80 @@
+"""The runs list's row: what one line of the list shows of a run (its state, what it waits for,
+its last activity, its agent), from the run's view. The list page draws them (runs/views.py)
+and the live feed pushes them again when a watcher sees a run's state change (live/feed.py).
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+from dataclasses import dataclass
+
+from providers.errors import UnknownProvider
+from providers.schema import Dialog, DialogKind, RunState
+from runs import services
+from runs.models import Run
+from runs.runview import RunView, run_view
+
+WAITING_MAX = 120  # characters of "waiting for: …"
+
+
+@dataclass(frozen=True)
+class Row:
+    """One line of the runs list."""
+
+    run: Run
+    state: str
+    waiting: str
+    activity: datetime.datetime
+    agent: str = ""  # the provider's display name, in its own column (not under the branch)
+
+
+def waiting_for(dialog: Dialog | None, state: str) -> str:
+    """One short line saying what the run waits for."""
+    if state not in services.DIALOG_STATES:
+        return ""
+    if dialog is None:
+        return "its terminal" if state == RunState.NEEDS_INPUT else "an answer"
+    if dialog.kind == DialogKind.PLAN:
+        text = "approval of a plan"
+    else:
+        first = dialog.all_questions[0] if dialog.all_questions else None
+        text = (first.prompt or first.header) if first is not None else ""
+        text = " ".join((text or dialog.prompt or "an answer").split())
+    return text if len(text) <= WAITING_MAX else text[: WAITING_MAX - 1] + "…"
+
+
+def last_activity(run: Run) -> datetime.datetime:
+    """When the agent last wrote to its transcript (the run's start before it has one)."""
+    try:
+        mtime = os.stat(run.transcript_path).st_mtime if run.transcript_path else None
+    except OSError:
+        mtime = None
+    if mtime is None:
+        return run.created_at
+    return datetime.datetime.fromtimestamp(mtime, tz=datetime.UTC)
+
+
+def row(view: RunView) -> Row:
+    """The run's row, from its view (the watcher's wake, or one read for the runs list)."""
+    state = str(view.state)
+    return Row(
+        run=view.run,
+        state=state,
+        waiting=waiting_for(view.dialog, state),
+        activity=last_activity(view.run),
+        agent=view.provider_name,
+    )
+
+
+def run_row(run: Run) -> Row:
+    """The row of a run the caller has no view of (the runs list, a page's snapshot). An ended
+    run whose provider is no longer enabled still has its row, with the provider's id."""
+    try:
+        provider = run.provider
+    except UnknownProvider:
+        if not run.is_ended:
+            raise
+        ended = str(RunState.ENDED)
+        return Row(run=run, state=ended, waiting="", activity=last_activity(run), agent=run.provider_id)
+    return row(run_view(run, limit=1, read=not run.is_ended, provider=provider))

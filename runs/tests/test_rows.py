@@ -1,0 +1,48 @@
+"""The runs list's rows (runs/rows.py): the state, what a run waits for, its last activity and
+its agent, as the list page shows them."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from providers.schema import Dialog, DialogKind, Question
+from providers.testing import fake_raise_dialog
+from runs import rows, services
+
+
+@pytest.fixture
+def run(fake_provider, git_repo, db):
+    return services.run_start(provider_id="fake", repository=git_repo, branch="lab/rows-1")
+
+
+def test_waiting_for_says_what_is_asked_in_one_short_line():
+    asks = Dialog(tool_use_id="t", kind=DialogKind.QUESTION, prompt="Which\nfruit?")
+    assert rows.waiting_for(asks, "question") == "Which fruit?"
+    form = Dialog(
+        tool_use_id="t", kind=DialogKind.QUESTION, questions=(Question(prompt="x" * 500, options=()),)
+    )
+    assert len(rows.waiting_for(form, "question")) == rows.WAITING_MAX
+    plan = Dialog(tool_use_id="t", kind=DialogKind.PLAN, body="# plan")
+    assert rows.waiting_for(plan, "question") == "approval of a plan"
+    assert rows.waiting_for(None, "needs_input") == "its terminal"
+    assert rows.waiting_for(asks, "idle") == ""
+
+
+def test_the_runs_list_shows_state_waiting_for_and_last_activity(authed_client, run):
+    fake_raise_dialog(run.transcript_path, {"tool_use_id": "toolu_l", "prompt": "Deploy now?"})
+    body = authed_client.get("/").content.decode()
+    assert f'id="run-row-{run.pk}"' in body
+    assert f'id="run-state-{run.pk}" class="badge state-question"' in body
+    assert "waiting for: Deploy now?" in body
+    assert f'href="/runs/{run.pk}/#dialog"' in body
+    assert "Last activity" in body and " ago</time>" in body
+
+
+def test_the_branch_column_shows_the_branch_and_the_agent_has_its_own(authed_client, run):
+    body = authed_client.get("/").content.decode()
+    branch_cell = re.search(r'<td class="run-branch">(.*?)</td>', body, re.S)
+    assert branch_cell is not None
+    assert branch_cell.group(1) == f"<code>{run.branch}</code>"  # not the provider's id beside it
+    assert '<td class="run-agent">Fake Agent</td>' in body and "<th>Agent</th>" in body
