@@ -4,6 +4,7 @@ order, once; keys reach the pane as typed; a slow viewer starts again from the s
 from __future__ import annotations
 
 import asyncio
+import re
 import subprocess
 import uuid
 from collections.abc import Iterator
@@ -25,6 +26,9 @@ def pane() -> Iterator[tuple[str, str]]:
     subprocess.run([*tmux, "set-option", "-w", "-t", "=t:", "window-size", "manual"], check=True)
     yield socket, "t"
     subprocess.run([*tmux, "kill-server"], capture_output=True)
+
+
+_ESCAPES = re.compile(rb"\x1b(\[[0-9;?]*[A-Za-z]|c|[=>])")
 
 
 def capture(socket: str) -> str:
@@ -155,3 +159,25 @@ async def test_a_pane_that_is_not_there_is_a_closed_stream(pane) -> None:
     socket, _ = pane
     with pytest.raises(panestream.StreamClosed):
         await streams().open(socket, "nosuch")
+
+
+async def test_a_viewer_joining_mid_output_misses_no_line_and_repeats_none(pane) -> None:
+    socket, session = pane
+    stream = await streams().open(socket, session)
+    try:
+        await prompt_shown(socket)
+        watcher = Viewer()
+        await stream.subscribe(watcher)
+        await stream.send_keys(b"for i in $(seq 1 20000); do echo L$i; done; echo DONE-$((5*5))\r")
+        await received(watcher, b"L200\r\n")  # well under way
+        late = Viewer()
+        snapshot = await stream.subscribe(late)
+        rest = await received(late, b"DONE-25")
+        # The screen up to the cursor, then the stream: one text, as a terminal would have it.
+        rows = _ESCAPES.sub(b"", snapshot.screen).split(b"\r\n")[: snapshot.state.cursor_y + 1]
+        rows[-1] = rows[-1][: snapshot.state.cursor_x]
+        numbers = [int(n) for n in re.findall(rb"L(\d+)\r\n", b"\r\n".join(rows) + rest)]
+        assert len(re.findall(rb"L\d+", rows[0] + rows[1])) > 0  # the screen had lines of it
+        assert numbers == list(range(numbers[0], 20001))  # none missed, none twice
+    finally:
+        await streams().release(stream)
