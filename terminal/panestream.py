@@ -171,7 +171,7 @@ class PaneStream:
             except TimeoutError:
                 proc.kill()
                 await proc.wait()
-        reader, *others = self._tasks or [None]
+        reader, others = (self._tasks[0], self._tasks[1:]) if self._tasks else (None, [])
         for task in others:
             task.cancel()
         if reader is not None:

@@ -17,7 +17,7 @@ from terminal import keyboard
 # xterm.js draws with <style> elements it creates itself (its theme, its cell size), which
 # carry no nonce: this page alone lets inline styles through. Scripts stay nonce-only, and the
 # pane's bytes reach the page as terminal data, never as markup.
-TERMINAL_CSP = {
+TERMINAL_CSP: dict[str, list[str]] = {
     "default-src": [CSP.SELF],
     "script-src": [CSP.SELF, CSP.NONCE],
     "style-src": [CSP.SELF, CSP.UNSAFE_INLINE],
