@@ -492,6 +492,8 @@ async def _answer(
         return _dialog_area(request, run, {"dialog": None, "dialog_error": str(exc)}, 409)
     except DialogNotAnswerable as exc:
         return await _answer_unfit(request, run, tool_use_id, str(exc))
+    except ReplyRefused as exc:  # nothing sent (the terminal's keyboard is held): offered again
+        return await _answer_unfit(request, run, tool_use_id, str(exc), status=409)
     except ReplyNotDelivered as exc:
         return _dialog_area(request, run, {"dialog": None, "dialog_error": str(exc)}, 502)
     finally:
@@ -499,9 +501,11 @@ async def _answer(
     return _dialog_area(request, run, {"answered": _answered_summary(dialog, answers, declined)})
 
 
-async def _answer_unfit(request: HttpRequest, run: Run, tool_use_id: str, error: str) -> HttpResponse:
-    """422, nothing sent: the dialog the form answered, still pending, is offered again (any
-    pending one when the form named none)."""
+async def _answer_unfit(
+    request: HttpRequest, run: Run, tool_use_id: str, error: str, *, status: int = 422
+) -> HttpResponse:
+    """422 (or `status`), nothing sent: the dialog the form answered, still pending, is offered
+    again (any pending one when the form named none)."""
     pending = await sync_to_async(services.pending_dialog, thread_sensitive=False)(run)
     current = pending if pending is not None and tool_use_id in ("", pending.tool_use_id) else None
-    return _dialog_area(request, run, {"dialog": current, "dialog_error": error}, 422)
+    return _dialog_area(request, run, {"dialog": current, "dialog_error": error}, status)

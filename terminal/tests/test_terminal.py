@@ -13,6 +13,7 @@ from channels.testing import WebsocketCommunicator
 from django.contrib.sessions.models import Session
 from django.test import Client
 
+from providers.testing import fake_raise_dialog
 from providers.tmux import Tmux
 from runs import services
 from runs.models import Run
@@ -190,3 +191,28 @@ def test_the_chat_sends_nothing_while_someone_holds_the_keyboard(
     keyboard.give_back(run)
     assert authed_client.post(f"/runs/{run.pk}/reply/", {"text": "hello"}).status_code in (200, 204)
     assert fake_provider.sent
+
+
+def test_a_dialog_answer_and_an_interrupt_wait_for_the_keyboard_too(
+    run, operator, authed_client, fake_provider
+) -> None:
+    fake_raise_dialog(
+        run.transcript_path, {"tool_use_id": "toolu_kb", "prompt": "Which?", "options": ["A", "B"]}
+    )
+    keyboard.take(run, operator, "some-session")
+    answered = authed_client.post(
+        f"/runs/{run.pk}/answer/", {"tool_use_id": "toolu_kb", "count": "1", "answers-0": "1"}
+    )
+    assert answered.status_code == 409
+    body = answered.content.decode()
+    assert "holds the keyboard" in answered.content.decode()
+    page = authed_client.get(f"/runs/{run.pk}/").content.decode()
+    assert 'name="tool_use_id" value="toolu_kb"' in page  # the dialog is still offered
+    interrupted = authed_client.post(f"/runs/{run.pk}/interrupt/")
+    assert interrupted.status_code == 409 and "holds the keyboard" in interrupted.content.decode()
+    assert fake_provider.sent == []
+    keyboard.give_back(run)
+    answered = authed_client.post(
+        f"/runs/{run.pk}/answer/", {"tool_use_id": "toolu_kb", "count": "1", "answers-0": "1"}
+    )
+    assert answered.status_code == 200 and [s[0] for s in fake_provider.sent] == ["answer"]
