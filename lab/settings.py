@@ -171,6 +171,7 @@ INSTALLED_APPS = [
     "accounts",
     "runs",
     "live",
+    "terminal",
     "auth_flows",
     "seeding",
     "compat",  # management commands only: make demo, the scripted model
@@ -262,7 +263,13 @@ USE_I18N = False
 USE_TZ = True
 
 STATIC_URL = "static/"
-STATICFILES_DIRS = [BASE_DIR / "static"]
+# xterm.js and its fit addon come from npm (pinned in package.json), served as they are: the
+# Terminal view needs no build step.
+STATICFILES_DIRS = [
+    BASE_DIR / "static",
+    ("xterm", BASE_DIR / "node_modules" / "@xterm" / "xterm"),
+    ("xterm-fit", BASE_DIR / "node_modules" / "@xterm" / "addon-fit"),
+]
 STATIC_ROOT = DATA_DIR / "static"
 
 

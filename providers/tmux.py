@@ -120,7 +120,7 @@ class Tmux:
                     raise SpawnFailed(f"tmux could not start the session: {exc}") from exc
                 time.sleep(0.1)
         # A window-size of "manual" keeps the TUI at the size lab chose, attach or not.
-        self._run("set-option", "-t", self._session(name), "window-size", "manual", check=False)
+        self._run("set-option", "-w", "-t", self._pane(name), "window-size", "manual", check=False)
         return int(proc.stdout.decode().strip().splitlines()[-1])
 
     def has_session(self, name: str) -> bool:

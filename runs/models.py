@@ -56,6 +56,13 @@ class Run(models.Model):
     )
     created_at = models.DateTimeField(default=timezone.now, db_index=True)
     ended_at = models.DateTimeField(null=True, blank=True)
+    # Who types into the run's terminal from the Terminal view, from which login (a hash of its
+    # session key), until when. While it holds, the chat sends no keys: the two would race.
+    keyboard_user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    keyboard_session = models.CharField(max_length=64, blank=True)
+    keyboard_until = models.DateTimeField(null=True, blank=True)
 
     objects = RunQuerySet.as_manager()
 
@@ -75,6 +82,15 @@ class Run(models.Model):
     @property
     def attach_command(self) -> str:
         return f"tmux -L {self.tmux_socket} attach -t ={self.tmux_session}"
+
+    def keyboard_holder(self) -> str:
+        """The name of whoever holds the terminal's keyboard now ("": nobody)."""
+        if self.keyboard_user_id is None or self.keyboard_until is None or self.is_ended:
+            return ""
+        if self.keyboard_until <= timezone.now():
+            return ""
+        user = self.keyboard_user
+        return user.get_username() if user is not None else ""
 
     @property
     def group_name(self) -> str:

@@ -218,6 +218,21 @@ def _run_spawn(run: Run, *, provider_id: str, guard: Mapping[str, str]) -> Run:
     return run
 
 
+class KeyboardHeld(ReplyRefused):
+    """Someone types into the run's terminal from the Terminal view: the chat's keys would
+    race theirs."""
+
+
+def _refuse_if_keyboard_held(run: Run) -> None:
+    holder = run.keyboard_holder()
+    if holder:
+        name = get_provider(run.provider_id).display_name()
+        raise KeyboardHeld(
+            f"{holder} holds the keyboard of {name}'s terminal (the Terminal view): the chat sends "
+            "nothing while it is held, so the two never type at once. Nothing was sent."
+        )
+
+
 def _require_live(run: Run) -> RunHandle:
     if run.is_ended:
         raise RunEnded("This run has ended.")
@@ -232,6 +247,7 @@ def run_reply(*, run: Run, text: str, again: bool = False) -> None:
     for: answer a prompt on screen (PromptPending) or open a screen lab cannot drive
     (ReplyRefused). `again`: the operator chose to send a second copy of an unconfirmed one."""
     handle = _require_live(run)
+    _refuse_if_keyboard_held(run)
     provider = get_provider(run.provider_id)
     refusal = commands.command_refusal(provider_id=run.provider_id, worktree=run.worktree, text=text.strip())
     if refusal:
@@ -259,6 +275,7 @@ def run_return_to_prompt(*, run: Run) -> bool | None:
     False: keys sent, not back; None: the provider cannot tell or has no way. Refused (nothing
     sent) while the run asks something or works: keys would answer or interrupt it."""
     handle = _require_live(run)
+    _refuse_if_keyboard_held(run)
     provider = get_provider(run.provider_id)
     if not isinstance(provider, PromptReturner):
         return None
@@ -275,6 +292,7 @@ def run_interrupt(*, run: Run) -> None:
     chose, and an answer already on its way would then land in the composer as a prompt. The
     provider checks again under the lock its answers take (providers/base.py)."""
     handle = _require_live(run)
+    _refuse_if_keyboard_held(run)
     provider = get_provider(run.provider_id)
     dialog = pending_dialog(run)
     if dialog is not None:
@@ -298,6 +316,7 @@ def dialog_answer(*, run: Run, tool_use_id: str, answers: Sequence[Answer], decl
     `decline` declines the dialog; it reaches the provider as an empty answers sequence.
     Returns the dialog answered, as read after the claim."""
     handle = _require_live(run)
+    _refuse_if_keyboard_held(run)
     provider = get_provider(run.provider_id)
     claim = _claim_answer(run, tool_use_id)
     sent = False

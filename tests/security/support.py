@@ -60,9 +60,12 @@ async def ws_open(path: str, cookie: bytes) -> WebsocketCommunicator:
 
 async def ws_hello(path: str, cookie: bytes) -> list[str]:
     """Open a logged-in socket on `path` and return what it answers first: on a run's route,
-    the hello's catch-up up to its cursor; on lab's own route, which takes no hello, nothing."""
+    the hello's catch-up up to its cursor; on a run's terminal, its first frame (who holds the
+    keyboard); on lab's own route, which takes no hello, nothing."""
     ws = await ws_open(path, cookie)
     try:
+        if path.endswith("/terminal/"):
+            return [await ws.receive_from(timeout=10)]
         if "/runs/" not in path:
             return []
         await ws.send_json_to({"type": "hello", "epoch": "", "seq": -1})
