@@ -46,6 +46,7 @@ class LabConsumer(AsyncJsonWebsocketConsumer):
     """Base: authorize, join groups, forward. Refuses anonymous sockets before accepting."""
 
     groups_to_join: list[str]
+    run_id: int
     session_key: str = ""
     session_checked_at: float = 0.0
     session_over: bool = False
@@ -105,6 +106,15 @@ class LabConsumer(AsyncJsonWebsocketConsumer):
         """Something about the user changed (a password, say): does this session still hold?"""
         if not self.session_over:
             await self.session_holds()
+
+    async def route_run(self) -> Run | None:
+        """The run the socket's path names (self.run_id); None after closing with 4404 when
+        there is no such run."""
+        self.run_id = int(self.scope["url_route"]["kwargs"]["run_id"])
+        run = await Run.objects.filter(pk=self.run_id).afirst()
+        if run is None:
+            await self.close(code=CLOSE_NOT_FOUND)
+        return run
 
     async def watch_live_runs(self) -> None:
         async for run_id in Run.objects.live().values_list("pk", flat=True):
@@ -189,10 +199,8 @@ class RunConsumer(LabConsumer):
     async def connect(self) -> None:
         if not await self.authorize():
             return
-        self.run_id = int(self.scope["url_route"]["kwargs"]["run_id"])
-        run = await Run.objects.filter(pk=self.run_id).afirst()
+        run = await self.route_run()
         if run is None:
-            await self.close(code=CLOSE_NOT_FOUND)
             return
         self.run = run
         self.groups_to_join = [groups.LAB, groups.run(self.run_id), *self.session_groups()]

@@ -20,7 +20,7 @@ from asgiref.sync import sync_to_async
 from channels.db import database_sync_to_async
 from django.conf import settings
 
-from live.consumers import CLOSE_NOT_FOUND, LabConsumer
+from live.consumers import LabConsumer
 from providers.errors import InvalidReply, SessionGone
 from providers.sanitize import sanitize_text
 from providers.tmux import Tmux, TmuxError
@@ -42,10 +42,8 @@ class TerminalConsumer(LabConsumer):
     async def connect(self) -> None:
         if not await self.authorize():
             return
-        self.run_id = int(self.scope["url_route"]["kwargs"]["run_id"])
-        run = await Run.objects.filter(pk=self.run_id).afirst()
+        run = await self.route_run()
         if run is None:
-            await self.close(code=CLOSE_NOT_FOUND)
             return
         if run.is_ended:
             await self.close(code=CLOSE_RUN_ENDED)

@@ -3,6 +3,9 @@ terminal/consumers.py), read-only until the operator takes the keyboard."""
 
 from __future__ import annotations
 
+from typing import Any
+
+from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.utils.csp import CSP
@@ -17,17 +20,7 @@ from terminal import keyboard
 # xterm.js draws with <style> elements it creates itself (its theme, its cell size), which
 # carry no nonce: this page alone lets inline styles through. Scripts stay nonce-only, and the
 # pane's bytes reach the page as terminal data, never as markup.
-TERMINAL_CSP: dict[str, list[str]] = {
-    "default-src": [CSP.SELF],
-    "script-src": [CSP.SELF, CSP.NONCE],
-    "style-src": [CSP.SELF, CSP.UNSAFE_INLINE],
-    "img-src": [CSP.SELF, "data:"],
-    "connect-src": [CSP.SELF],
-    "frame-ancestors": [CSP.NONE],
-    "form-action": [CSP.SELF],
-    "base-uri": [CSP.NONE],
-    "object-src": [CSP.NONE],
-}
+TERMINAL_CSP: dict[str, Any] = {**settings.SECURE_CSP, "style-src": [CSP.SELF, CSP.UNSAFE_INLINE]}
 
 
 # The keys a phone's keyboard lacks, as the bytes a terminal sends for them (hex on the page).

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 
 import pytest
 from asgiref.sync import sync_to_async
@@ -100,21 +99,3 @@ def test_the_runs_list_answers_htmx_with_the_list_alone(authed_client, run):
     body = authed_client.get("/", headers={"HX-Request": "true"}).content.decode()
     assert body.startswith('<section id="runs-list">') and f'id="run-row-{run.pk}"' in body
     assert "<title>" not in body and "hx-swap-oob" not in body
-
-
-def test_the_runs_list_shows_state_waiting_for_and_last_activity(authed_client, run):
-    fake_raise_dialog(run.transcript_path, {"tool_use_id": "toolu_l", "prompt": "Deploy now?"})
-    body = authed_client.get("/").content.decode()
-    assert f'id="run-row-{run.pk}"' in body
-    assert f'id="run-state-{run.pk}" class="badge state-question"' in body
-    assert "waiting for: Deploy now?" in body
-    assert f'href="/runs/{run.pk}/#dialog"' in body
-    assert "Last activity" in body and " ago</time>" in body
-
-
-def test_the_branch_column_shows_the_branch_and_the_agent_has_its_own(authed_client, run):
-    body = authed_client.get("/").content.decode()
-    branch_cell = re.search(r'<td class="run-branch">(.*?)</td>', body, re.S)
-    assert branch_cell is not None
-    assert branch_cell.group(1) == f"<code>{run.branch}</code>"  # not the provider's id beside it
-    assert '<td class="run-agent">Fake Agent</td>' in body and "<th>Agent</th>" in body
