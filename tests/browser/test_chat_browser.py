@@ -186,17 +186,19 @@ def test_interrupt_stops_a_slow_stream_and_the_run_goes_idle(
     page: Any, chat_run: RunPage, lab_server: LabServer
 ) -> None:
     model = lab_server.model
-    model.script.add(when("SLOW", slow_text(40, 1.0)))
+    # A keyword no other test sends: wait_for_request looks at every request the model has had,
+    # and another file's "FEED-SLOW-…" turn would match a bare "SLOW" before this one started.
+    model.script.add(when("CHAT-SLOW-e41", slow_text(40, 1.0)))
     open_run(page, chat_run)
     lifecycle_before = page.locator("#transcript .msg-lifecycle").count()
 
-    send(page, "SLOW stream, please")
+    send(page, "CHAT-SLOW-e41 stream, please")
     interrupt = page.get_by_role("button", name="Interrupt")
     expect(interrupt).to_be_visible()
     expect_state(page, "working")
     model.wait_for_request(
         lambda r: (
-            r.get("kind") == "turn" and "SLOW" in last_human_text(r["body"]) and r.get("deltas_sent", 0) >= 1
+            r.get("kind") == "turn" and "CHAT-SLOW-e41" in last_human_text(r["body"]) and r.get("deltas_sent", 0) >= 1
         ),
         timeout=60,
     )
