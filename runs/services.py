@@ -29,6 +29,7 @@ from providers.registry import get_provider
 from providers.safefile import read_regular, write_private
 from providers.schema import Answer, Dialog, DialogKind, RunHandle, RunState, WorkspaceChoices
 from providers.tmux import Tmux
+from providers.tui import Asking, interrupt_refusal, reply_refusal
 from runs import commands
 from runs.models import DialogAnswer, Run
 from runs.selectors import DIALOG_STATES as DIALOG_STATES
@@ -260,14 +261,20 @@ def run_reply(*, run: Run, text: str, again: bool = False) -> None:
 
 def _refuse_if_asking(run: Run, handle: RunHandle, provider: AgentProvider) -> None:
     """Keys sent now would answer what the agent asks: refuse, saying what it asks."""
-    name = provider.display_name()
-    dialog = pending_dialog(run)
-    if dialog is not None and dialog.kind != DialogKind.APPROVAL:
-        raise PromptPending(f"{name} is asking a question: answer it above. Nothing was sent.")
-    if dialog is not None:
-        raise PromptPending(f"{name} is asking permission: answer it above. Nothing was sent.")
-    if isinstance(provider, LiveSignals) and provider.blocked_state(handle) is not None:
-        raise PromptPending(f"{name} is asking permission: answer it first (see above). Nothing was sent.")
+    asking = _asking(pending_dialog(run))
+    if asking is None and isinstance(provider, LiveSignals) and provider.blocked_state(handle) is not None:
+        asking = Asking("permission")  # a prompt lab offers no dialog for: only the terminal answers
+    if asking is not None:
+        raise PromptPending(reply_refusal(provider.display_name(), asking))
+
+
+def _asking(dialog: Dialog | None) -> Asking | None:
+    """What a pending dialog asks, in the words every refusal uses."""
+    if dialog is None:
+        return None
+    if dialog.kind == DialogKind.APPROVAL:
+        return Asking("permission", "allow or deny it")
+    return Asking("a question", "answer or decline it")
 
 
 def run_return_to_prompt(*, run: Run) -> bool | None:
@@ -294,17 +301,9 @@ def run_interrupt(*, run: Run) -> None:
     handle = _require_live(run)
     _refuse_if_keyboard_held(run)
     provider = get_provider(run.provider_id)
-    dialog = pending_dialog(run)
-    if dialog is not None:
-        what, how = (
-            ("permission", "allow or deny it")
-            if dialog.kind == DialogKind.APPROVAL
-            else ("a question", "answer or decline it")
-        )
-        raise PromptPending(
-            f"{provider.display_name()} is asking {what}: {how} above. The interrupt was not sent: "
-            "its key would have answered for you."
-        )
+    asking = _asking(pending_dialog(run))
+    if asking is not None:
+        raise PromptPending(interrupt_refusal(provider.display_name(), asking, key="key"))
     provider.interrupt(handle)
 
 
