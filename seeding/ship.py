@@ -240,17 +240,17 @@ def pull_request_url(url: str, *, branch: str, base: str) -> str | None:
     found = forge(url)
     if found is None:
         return None
+    # Without a base the forge picks its default branch.
     b, t = quote(branch, safe=""), quote(base, safe="")
+    compare = f"{t}...{b}" if base else b
     if found.kind == "github":
-        return f"{found.web}/compare/{t}...{b}?expand=1"
+        return f"{found.web}/compare/{compare}?expand=1"
     if found.kind == "gitlab":
-        return (
-            f"{found.web}/-/merge_requests/new?merge_request%5Bsource_branch%5D={b}"
-            f"&merge_request%5Btarget_branch%5D={t}"
-        )
+        target = f"&merge_request%5Btarget_branch%5D={t}" if base else ""
+        return f"{found.web}/-/merge_requests/new?merge_request%5Bsource_branch%5D={b}{target}"
     if found.kind == "bitbucket":
-        return f"{found.web}/pull-requests/new?source={b}&dest={t}"
-    return f"{found.web}/compare/{t}...{b}"
+        return f"{found.web}/pull-requests/new?source={b}" + (f"&dest={t}" if base else "")
+    return f"{found.web}/compare/{compare}"
 
 
 _CLI = {"github": "gh", "gitlab": "glab"}
@@ -464,3 +464,14 @@ def merge_back(
 def squash_message(subject: str, worktree: Path, *, base: str, branch: str) -> str:
     body = commits_body(worktree, base=base, branch=branch)
     return f"{subject}\n\n{body}\n" if body else f"{subject}\n"
+
+
+def start_branch(repository: Path, base_ref: str | None) -> str:
+    """The branch a new run's branch starts from: `base_ref` when it names a branch, else the
+    branch the repository's HEAD is on; "" when it starts from a commit or tag (merge back
+    then asks which branch)."""
+    if base_ref:
+        res = _git(repository, "rev-parse", "--verify", "--quiet", f"refs/heads/{base_ref}")
+        return base_ref if res.returncode == 0 else ""
+    res = _git(repository, "symbolic-ref", "--quiet", "--short", "HEAD")
+    return safegit.text(res.stdout).strip() if res.returncode == 0 else ""
