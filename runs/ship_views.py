@@ -127,7 +127,8 @@ def _commit(request: HttpRequest, run: Run) -> HttpResponse:
 
 
 def _remote_url(run: Run, name: str) -> str:
-    found = {r.name: r.url for r in ship.remotes(Path(run.worktree))}
+    # The fetch URL names the forge (a push URL may be a mirror or a local path).
+    found = {r.name: r.fetch_url for r in ship.remotes(Path(run.worktree))}
     if name not in found:
         raise ship.ShipError(f"No remote named {name!r}.")
     return found[name]

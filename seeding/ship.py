@@ -110,15 +110,18 @@ def commit(
 class Remote:
     name: str
     url: str  # where a push goes (pushurl and insteadOf applied by git)
+    fetch_url: str  # where the repository lives: the forge a pull request opens on
 
 
 def remotes(worktree: Path) -> list[Remote]:
     names = [n for n in _out(worktree, "remote").splitlines() if n]
     found = []
     for name in names:
-        res = _git(worktree, "remote", "get-url", "--push", name)
-        if res.returncode == 0:
-            found.append(Remote(name, safegit.text(res.stdout).strip()))
+        push = _git(worktree, "remote", "get-url", "--push", name)
+        fetch = _git(worktree, "remote", "get-url", name)
+        if push.returncode == 0:
+            url = safegit.text(push.stdout).strip()
+            found.append(Remote(name, url, safegit.text(fetch.stdout).strip() or url))
     return found
 
 
