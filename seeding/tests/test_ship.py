@@ -331,3 +331,23 @@ def test_merge_runs_no_hook_of_the_repositorys(repo: Path, linked: Path, tmp_pat
     work(linked, tmp_path)
     ship.merge_back(repo, branch="run-1", into="main", mode="ff", confirmed=True)
     assert not list(hooks.glob("*.ran"))
+
+
+def test_a_push_runs_the_operators_ssh_command_never_the_repositorys(
+    repo: Path, linked: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    operators = hook(tmp_path / "bin", "operator-ssh", 'touch "$0.ran"\nexit 1\n')
+    planted = hook(tmp_path / "bin", "planted-ssh", 'touch "$0.ran"\nexit 1\n')
+    (home / ".gitconfig").write_text(f"[core]\n\tsshCommand = {operators}\n")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    monkeypatch.delenv("GIT_SSH_COMMAND", raising=False)
+    monkeypatch.delenv("GIT_SSH", raising=False)
+    git(repo, "remote", "add", "origin", "ssh://git@forge.invalid/acme/app.git")
+    git(repo, "config", "core.sshCommand", str(planted))
+    with pytest.raises(ship.ShipError, match="git push failed"):
+        ship.push(linked, remote="origin", branch="run-1")
+    assert Path(f"{operators}.ran").exists()
+    assert not Path(f"{planted}.ran").exists()
