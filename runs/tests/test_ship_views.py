@@ -5,6 +5,7 @@ tests/browser/test_ship_browser.py drives the real CLI)."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -176,3 +177,35 @@ def test_merge_back_refuses_a_dirty_main_checkout(authed_client, run, git_repo):
     r = authed_client.post(f"/runs/{run.pk}/changes/merge/", {"into": "main", "mode": "ff", "confirm": "on"})
     assert r.status_code == 200, r.content
     assert (git_repo / "a.txt").read_text() == "a\n"
+
+
+def test_create_pull_request_with_a_logged_in_gh(authed_client, run, git_repo, tmp_path, monkeypatch):
+    """gh is not on this machine: a stand-in on PATH says it is logged in and records its argv."""
+    stubs = tmp_path / "stubbin"
+    stubs.mkdir()
+    record = tmp_path / "gh.argv"
+    gh = stubs / "gh"
+    gh.write_text(
+        f'#!/bin/sh\nprintf "%s\\n" "$@" >> {record}\n[ "$1" = auth ] && exit 0\n'
+        'echo "https://github.com/acme/app/pull/9"\n'
+    )
+    gh.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{stubs}:{os.environ['PATH']}")
+    bare = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", str(bare))
+    git(git_repo, "remote", "add", "origin", "git@github.com:acme/app.git")
+    git(git_repo, "remote", "set-url", "--push", "origin", str(bare))
+    (Path(run.worktree) / "a.txt").write_text("a\n")
+    authed_client.post(f"/runs/{run.pk}/changes/commit/", {"message": "Add a", "scope": "all"})
+    pushed = authed_client.post(f"/runs/{run.pk}/changes/push/", {"remote": "origin"}).content.decode()
+    assert "https://github.com/acme/app/compare/main...lab%2Fship-1?expand=1" in pushed
+    assert "Create pull request" in pushed
+    r = authed_client.post(f"/runs/{run.pk}/changes/pull-request/", {"remote": "origin"})
+    assert r.status_code == 200, r.content
+    assert 'href="https://github.com/acme/app/pull/9"' in r.content.decode()
+    argv = record.read_text().splitlines()
+    create = argv[argv.index("pr") :]
+    assert create == [
+        "pr", "create", "--repo", "github.com/acme/app", "--head", "lab/ship-1", "--base", "main",
+        "--title", "ship-1", "--body", "- Add a",
+    ]  # fmt: skip

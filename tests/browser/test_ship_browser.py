@@ -100,9 +100,15 @@ def test_review_commit_push_and_merge_back_from_the_changes_page(
         changes.get_by_label("Comment on app.py:1-2").fill(f"Rename a and b {MARK}")
         changes.get_by_role("button", name="Add comment").click()
         rows.nth(2).locator(".line-pick").click()
-        changes.get_by_label("Comment on app.py:3").fill("Say why c is 3")
+        changes.get_by_label("Comment on app.py:3").fill("Say why c")
         changes.get_by_role("button", name="Add comment").click()
-        # Kept across a reload until sent.
+        rows.nth(1).locator(".line-pick").click()
+        changes.get_by_label("Comment on app.py:2").fill("Drop me")
+        changes.get_by_role("button", name="Add comment").click()
+        expect(changes.locator(".review-comment .place")).to_have_text(["app.py:1-2", "app.py:3", "app.py:2"])
+        # Editable and removable in the tray, and kept across a reload until sent.
+        changes.locator(".review-comment").nth(2).get_by_role("button", name="Remove").click()
+        changes.get_by_label("Comment on app.py:3").fill("Say why c is 3")
         changes.reload()
         expect(changes.locator(".review-comment .place")).to_have_text(["app.py:1-2", "app.py:3"])
         expect(changes.get_by_label("Comment on app.py:3")).to_have_value("Say why c is 3")
