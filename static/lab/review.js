@@ -1,4 +1,5 @@
-// The Changes page's review tray. A line number in the diff picks a line (shift-click another in
+// The Changes page's review tray. A line number in the diff (a link, as a forge's line numbers
+// are: a row of code has no room for a full-size button) picks a line (shift-click another in
 // the same file for a range); the new comment is written in the tray, outside #changes, so a
 // refresh when a turn ends loses nothing. Comments are kept in this browser's localStorage per
 // run until sent: they are the operator's drafts, like the composer's, and need no table. The
@@ -105,7 +106,7 @@
     const target = evt.target instanceof Element ? evt.target : null;
     if (!target) return;
     const line = target.closest("#changes .line-pick");
-    if (line) { pick(line.closest("tr"), evt.shiftKey); return; }
+    if (line) { evt.preventDefault(); pick(line.closest("tr"), evt.shiftKey); return; }
     if (target.closest(".review-add")) {
       const text = target.closest("li").querySelector("textarea").value;
       if (!text.trim()) return;
