@@ -171,7 +171,7 @@ def _pull_request(request: HttpRequest, run: Run) -> HttpResponse:
             raise ship.ShipError(
                 "lab does not know the branch this run started from: open the pull request on the forge."
             )
-        body = ship.commits_body(Path(run.worktree), base=run.base_commit, branch=run.branch)
+        body = ship.commits_body(Path(run.repository), base=run.base_commit, branch=run.branch)
         link = ship.create_pull_request(
             url, branch=run.branch, base=run.base_branch, title=run.name, body=body
         )
@@ -196,7 +196,7 @@ def _merge(request: HttpRequest, run: Run) -> HttpResponse:
         message = ""
         if mode == "squash":
             message = ship.squash_message(
-                run.name, Path(run.worktree), base=run.base_commit, branch=run.branch
+                run.name, Path(run.repository), base=run.base_commit, branch=run.branch
             )
             if not run.attribution:
                 message = commit_guard.scrub_message(

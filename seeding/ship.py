@@ -317,10 +317,10 @@ def create_pull_request(url: str, *, branch: str, base: str, title: str, body: s
     return links[-1]
 
 
-def commits_body(worktree: Path, *, base: str, branch: str) -> str:
+def commits_body(repository: Path, *, base: str, branch: str) -> str:
     """The branch's commits since `base`, oldest first, as a pull request's body."""
     res = _git(
-        worktree,
+        repository,
         "log",
         "--reverse",
         f"--max-count={MAX_BODY_COMMITS}",
@@ -464,8 +464,8 @@ def merge_back(
     return Merged(said, new)
 
 
-def squash_message(subject: str, worktree: Path, *, base: str, branch: str) -> str:
-    body = commits_body(worktree, base=base, branch=branch)
+def squash_message(subject: str, repository: Path, *, base: str, branch: str) -> str:
+    body = commits_body(repository, base=base, branch=branch)
     return f"{subject}\n\n{body}\n" if body else f"{subject}\n"
 
 

@@ -209,3 +209,13 @@ def test_create_pull_request_with_a_logged_in_gh(authed_client, run, git_repo, t
         "pr", "create", "--repo", "github.com/acme/app", "--head", "lab/ship-1", "--base", "main",
         "--title", "ship-1", "--body", "- Add a",
     ]  # fmt: skip
+
+
+def test_a_squash_is_titled_with_the_run_and_lists_its_commits(authed_client, run, git_repo):
+    git(git_repo, "branch", "other")
+    (Path(run.worktree) / "a.txt").write_text("a\n")
+    authed_client.post(f"/runs/{run.pk}/changes/commit/", {"message": "Add a", "scope": "all"})
+    r = authed_client.post(f"/runs/{run.pk}/changes/merge/", {"into": "other", "mode": "squash"})
+    assert r.status_code == 200, r.content
+    assert "Squashed lab/ship-1 into other as " in r.content.decode()
+    assert git(git_repo, "log", "-1", "--format=%B", "other").strip() == "ship-1\n\n- Add a"
