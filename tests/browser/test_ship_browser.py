@@ -15,10 +15,10 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from compat.claude_code.scripted_model import dynamic, last_human_text, text, when
+from compat.claude_code.scripted_model import dynamic, last_human_text, slow_text, text, when
 from tests.browser.conftest import LabServer, RunPage, screenshot
 from tests.browser.test_changes_browser import worktree_of
-from tests.browser.test_chat_browser import expect_state, open_run
+from tests.browser.test_chat_browser import expect_state, open_run, send
 
 pytestmark = pytest.mark.browser
 
@@ -161,3 +161,36 @@ def test_review_commit_push_and_merge_back_from_the_changes_page(
         changes.close()
     finally:
         git(repo, "remote", "remove", "origin")
+
+
+def test_comments_sent_while_the_agent_works_reach_it_after_its_turn(
+    context: Any, page: Any, lab_server: LabServer
+) -> None:
+    """The reply path's queueing: a review sent mid-turn waits for the turn, and arrives."""
+    received: list[str] = []
+
+    def receive(body: dict[str, Any]) -> Any:
+        received.append(last_human_text(body))
+        return text("QUEUED review received.")
+
+    lab_server.model.script.add(
+        when("SHIP-SLOW-41c", slow_text(10, 1.0)), when("QUEUED-MARK-8e1", dynamic(receive))
+    )
+    run = start_from(page, lab_server.repo, "lab/browser-ship-queue", "main")
+    open_run(page, run)
+    expect_state(page, "idle")
+    (worktree_of(lab_server, run.name) / "q.py").write_text("q = 1\n")
+    changes = context.new_page()
+    try:
+        changes.goto(run.url + "changes/")
+        changes.locator('details.file[data-path="q.py"] .line-pick').first.click()
+        changes.get_by_label("Comment on q.py:1").fill("QUEUED-MARK-8e1 name q better")
+        changes.get_by_role("button", name="Add comment").click()
+        send(page, "SHIP-SLOW-41c please")
+        expect_state(page, "working")
+        changes.get_by_role("button", name="Send comments to the agent").click()
+        expect(changes.locator("#review-note")).to_have_text("Sent 1 comment as one message.")
+        expect(page.locator("#transcript .msg-assistant_text").last).to_have_text("QUEUED review received.")
+        assert any("`q.py:1`" in m and "name q better" in m for m in received), received
+    finally:
+        changes.close()
