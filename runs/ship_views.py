@@ -126,6 +126,12 @@ def _commit(request: HttpRequest, run: Run) -> HttpResponse:
     return trigger_client_event(note(request, said, ok=True), MOVED)
 
 
+def _scrub(run: Run) -> tuple[str, ...]:
+    """The attribution lines to leave out of what lab writes from the run's commits (a squash
+    message, a pull request's body): the provider's, when the run turned attribution off."""
+    return () if run.attribution else get_provider(run.provider_id).seed_meta().scrub_patterns
+
+
 def _remote_url(run: Run, name: str) -> str:
     # The fetch URL names the forge (a push URL may be a mirror or a local path).
     found = {r.name: r.fetch_url for r in ship.remotes(Path(run.worktree))}
@@ -171,7 +177,9 @@ def _pull_request(request: HttpRequest, run: Run) -> HttpResponse:
             raise ship.ShipError(
                 "lab does not know the branch this run started from: open the pull request on the forge."
             )
-        body = ship.commits_body(Path(run.repository), base=run.base_commit, branch=run.branch)
+        body = ship.commits_body(
+            Path(run.repository), base=run.base_commit, branch=run.branch, scrub=_scrub(run)
+        )
         link = ship.create_pull_request(
             url, branch=run.branch, base=run.base_branch, title=run.name, body=body
         )
@@ -196,12 +204,8 @@ def _merge(request: HttpRequest, run: Run) -> HttpResponse:
         message = ""
         if mode == "squash":
             message = ship.squash_message(
-                run.name, Path(run.repository), base=run.base_commit, branch=run.branch
+                run.name, Path(run.repository), base=run.base_commit, branch=run.branch, scrub=_scrub(run)
             )
-            if not run.attribution:
-                message = commit_guard.scrub_message(
-                    message, get_provider(run.provider_id).seed_meta().scrub_patterns
-                )
         merged = ship.merge_back(
             Path(run.repository),
             branch=run.branch,

@@ -317,8 +317,9 @@ def create_pull_request(url: str, *, branch: str, base: str, title: str, body: s
     return links[-1]
 
 
-def commits_body(repository: Path, *, base: str, branch: str) -> str:
-    """The branch's commits since `base`, oldest first, as a pull request's body."""
+def commits_body(repository: Path, *, base: str, branch: str, scrub: Sequence[str] = ()) -> str:
+    """The branch's commits since `base`, oldest first, as a pull request's body; each
+    message's lines matching a `scrub` pattern left out (attribution turned off)."""
     res = _git(
         repository,
         "log",
@@ -332,6 +333,8 @@ def commits_body(repository: Path, *, base: str, branch: str) -> str:
     items = []
     for record in safegit.text(res.stdout).split("\x1e"):
         subject, _, body = record.strip("\n").partition("\0")
+        # Scrubbed before indenting: the patterns are anchored at a line's start.
+        body = commit_guard.scrub_message(body, scrub) if scrub else body
         if subject:
             items.append(
                 f"- {subject}" + (f"\n\n  {body.strip()}".replace("\n", "\n  ") if body.strip() else "")
@@ -464,8 +467,10 @@ def merge_back(
     return Merged(said, new)
 
 
-def squash_message(subject: str, repository: Path, *, base: str, branch: str) -> str:
-    body = commits_body(repository, base=base, branch=branch)
+def squash_message(
+    subject: str, repository: Path, *, base: str, branch: str, scrub: Sequence[str] = ()
+) -> str:
+    body = commits_body(repository, base=base, branch=branch, scrub=scrub)
     return f"{subject}\n\n{body}\n" if body else f"{subject}\n"
 
 

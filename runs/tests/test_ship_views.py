@@ -4,6 +4,7 @@ tests/browser/test_ship_browser.py drives the real CLI)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -219,3 +220,20 @@ def test_a_squash_is_titled_with_the_run_and_lists_its_commits(authed_client, ru
     assert r.status_code == 200, r.content
     assert "Squashed lab/ship-1 into other as " in r.content.decode()
     assert git(git_repo, "log", "-1", "--format=%B", "other").strip() == "ship-1\n\n- Add a"
+
+
+def test_a_commit_and_a_squash_scrub_attribution_when_the_run_turned_it_off(
+    authed_client, run, git_repo, fake_provider, monkeypatch
+):
+    meta = dataclasses.replace(fake_provider.seed_meta(), scrub_patterns=(r"^Co-Authored-By: Agent.*$",))
+    monkeypatch.setattr(type(fake_provider), "seed_meta", lambda _self: meta)
+    run.attribution = False
+    run.save(update_fields=["attribution"])
+    git(git_repo, "branch", "other")
+    (Path(run.worktree) / "a.txt").write_text("a\n")
+    message = "Add a\n\nCo-Authored-By: Agent <agent@example.invalid>"
+    authed_client.post(f"/runs/{run.pk}/changes/commit/", {"message": message, "scope": "all"})
+    assert git(Path(run.worktree), "log", "-1", "--format=%B").strip() == "Add a"
+    git(Path(run.worktree), "commit", "-q", "--allow-empty", "-m", "Empty\n\nCo-Authored-By: Agent <a@b>")
+    authed_client.post(f"/runs/{run.pk}/changes/merge/", {"into": "other", "mode": "squash"})
+    assert "Co-Authored-By" not in git(git_repo, "log", "-1", "--format=%B", "other")
