@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
+from providers import review
 from providers.schema import (
     Answer,
     AuthFlow,
@@ -101,6 +102,10 @@ class AgentProvider(abc.ABC):
         partial last line; a corrupt line is skipped and surfaced as a lifecycle warning.
         May stop at a byte budget: callers read again until the cursor stops moving.
         Incremental reads concatenated equal one whole read."""
+
+    def review_message(self, comments: Sequence[review.Comment]) -> str:
+        """The operator's diff comments as one message for this CLI (Markdown by default)."""
+        return review.markdown(comments)
 
     @abc.abstractmethod
     def reply(self, run: RunHandle, text: str, *, again: bool = False) -> None:

@@ -32,7 +32,7 @@ import signal
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import IO
@@ -126,8 +126,10 @@ def _env(extra: Sequence[tuple[str, str]]) -> dict[str, str]:
     return env
 
 
-def _argv(args: Sequence[str], cwd: str) -> list[str]:
-    flags = [f for key, value in SAFE_CONFIG for f in ("-c", f"{key}={value}")]
+def _argv(args: Sequence[str], cwd: str, config: Sequence[tuple[str, str]] = ()) -> list[str]:
+    # `config` comes after SAFE_CONFIG: git keeps the last -c of a key, so a caller can allow
+    # one thing (a push's transport, lab's own hooks) for one command and nothing else.
+    flags = [f for key, value in (*SAFE_CONFIG, *config) for f in ("-c", f"{key}={value}")]
     return ["git", "--no-pager", "-C", cwd, *flags, *args]
 
 
@@ -147,6 +149,20 @@ def repository_filters(cwd: str, *, timeout: float = TIMEOUT_S) -> list[str]:
     return names
 
 
+def operator_config(cwd: str | os.PathLike[str], *, timeout: float = TIMEOUT_S) -> list[tuple[str, str]]:
+    """(key, value) pairs of the operator's own config (system and global scopes), in git's
+    order: what a command that must not take the repository's word may still take."""
+    with _spawn(["config", "--list", "-z", "--show-scope"], os.fspath(cwd), timeout, extra=()) as proc:
+        out = _read_all(proc, timeout_at=time.monotonic() + timeout, cap=None)
+    pairs: list[tuple[str, str]] = []
+    fields = out.stdout.split(b"\0")
+    for scope, entry in zip(fields[0::2], fields[1::2], strict=False):
+        key, _, value = entry.partition(b"\n")
+        if path(scope) not in _REPOSITORY_SCOPES and path(scope) != "command":
+            pairs.append((path(key), path(value)))
+    return pairs
+
+
 def _neutralised(names: Sequence[str]) -> list[tuple[str, str]]:
     # An empty command is "no filter" to git; required=false keeps git from refusing the file.
     out = [(f"filter.{n}.{k}", "") for n in names for k in _FILTER_KEYS]
@@ -154,14 +170,20 @@ def _neutralised(names: Sequence[str]) -> list[tuple[str, str]]:
 
 
 def run(
-    *args: str, cwd: str | os.PathLike[str], timeout: float = TIMEOUT_S, max_stdout: int | None = None
+    *args: str,
+    cwd: str | os.PathLike[str],
+    timeout: float = TIMEOUT_S,
+    max_stdout: int | None = None,
+    config: Sequence[tuple[str, str]] = (),
+    env: Mapping[str, str] | None = None,
 ) -> Result:
     """`git -C cwd ARGS`, safely, without raising on a failure (the caller types it). With
-    max_stdout, git is stopped once it has written that many bytes (Result.truncated)."""
+    max_stdout, git is stopped once it has written that many bytes (Result.truncated).
+    `config` adds -c settings after SAFE_CONFIG (they win); `env` adds variables."""
     where = os.fspath(cwd)
     deadline = time.monotonic() + timeout
     extra = _neutralised(repository_filters(where, timeout=timeout)) if os.path.isdir(where) else []
-    with _spawn(args, where, timeout, extra=extra) as proc:
+    with _spawn(args, where, timeout, extra=extra, config=config, env=env) as proc:
         return _read_all(proc, timeout_at=deadline, cap=max_stdout)
 
 
@@ -207,15 +229,21 @@ class _Proc:
 
 @contextmanager
 def _spawn(
-    args: Sequence[str], cwd: str, bound: float, *, extra: Sequence[tuple[str, str]]
+    args: Sequence[str],
+    cwd: str,
+    bound: float,
+    *,
+    extra: Sequence[tuple[str, str]],
+    config: Sequence[tuple[str, str]] = (),
+    env: Mapping[str, str] | None = None,
 ) -> Iterator[_Proc]:
     with tempfile.TemporaryFile() as err:
         popen = subprocess.Popen(
-            _argv(args, cwd),
+            _argv(args, cwd, config),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=err,  # a file, not a pipe: a chatty stderr can never stall git's stdout
-            env=_env(extra),
+            env=_env(extra) | dict(env or {}),
             start_new_session=True,  # its own process group, so a kill reaches what it started
         )
         proc = _Proc(popen, err, args[0] if args else "", bound)

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,7 +15,7 @@ from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_GET
 
 from providers.bounded import put_bounded
-from runs import highlight
+from runs import highlight, ship_views
 from runs.models import Run
 from seeding import changes
 
@@ -30,12 +31,43 @@ SECTION_TITLES = {
 class ShownFile:
     change: changes.FileChange
     section: str
-    rows: list[tuple[str, SafeString]]
+    # (kind, HTML, old line number, new line number): a number is 0 where the side has no line.
+    rows: list[tuple[str, SafeString, int, int]]
+
+
+_HUNK = re.compile(r"^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@")
+
+
+def numbered(change: changes.FileChange) -> list[tuple[int, int]]:
+    """Each diff line's number in the old and the new file, so a comment can name `path:line`.
+    A diff without a hunk header (an untracked file) counts from 1."""
+    old = new = 1
+    out = []
+    for line in change.lines:
+        hunk = _HUNK.match(line.text) if line.kind == "hunk" else None
+        if hunk:
+            old, new = int(hunk.group(1)), int(hunk.group(2))
+        if line.kind == "add":
+            out.append((0, new))
+            new += 1
+        elif line.kind == "del":
+            out.append((old, 0))
+            old += 1
+        elif line.kind == "ctx":
+            out.append((old, new))
+            old, new = old + 1, new + 1
+        else:
+            out.append((0, 0))
+    return out
 
 
 def shown(change: changes.FileChange, section: str) -> ShownFile:
     # Pygments escaped every line (runs/highlight.rows): safe to mark.
-    return ShownFile(change, section, [(kind, mark_safe(html)) for kind, html in highlight.rows(change)])  # noqa: S308
+    rows = [
+        (kind, mark_safe(html), old, new)  # noqa: S308
+        for (kind, html), (old, new) in zip(highlight.rows(change), numbered(change), strict=True)
+    ]
+    return ShownFile(change, section, rows)
 
 
 # The last page read per run, by the worktree's signature: every open Changes tab refreshes when
@@ -103,6 +135,8 @@ async def run_changes(request: HttpRequest, run_id: int) -> HttpResponse:
     }
     # The page refreshes its changes in place when a turn ends (static/lab/feed.js).
     template = "runs/changes.html#changes" if request.headers.get("HX-Request") else "runs/changes.html"
+    if not request.headers.get("HX-Request"):
+        context |= await sync_to_async(ship_views.ship_context, thread_sensitive=False)(run)
     return render(request, template, context)
 
 

@@ -42,6 +42,8 @@ class Run(models.Model):
     # The commit the worktree's HEAD was at when the run started: the run's changes view diffs
     # against it. Empty for runs started before lab recorded it.
     base_commit = models.CharField(max_length=64, blank=True)
+    # The branch the run's branch started from: where merge back goes ("" when unknown).
+    base_branch = models.CharField(max_length=255, blank=True)
     spawn_options = models.JSONField(default=dict, blank=True)
     # The operator's seeding choices the run started with (WorkspaceChoices): shown on the run
     # page, since the commit guard acts on the agent's commits on their behalf.

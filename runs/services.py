@@ -37,7 +37,7 @@ from runs.selectors import pending_dialog as pending_dialog
 from runs.selectors import run_alive as run_alive
 from runs.selectors import run_state as run_state
 from runs.transcripts import transcript_tail
-from seeding import worktrees
+from seeding import ship, worktrees
 from seeding.services import agent_guard_env, default_choices, worktree_seed
 
 RUN_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,47}$")
@@ -86,6 +86,8 @@ def run_start(
     trusted = provider.repository_trusted(checkout)
     with _starting():
         name = _run_name(name, branch)
+        new_branch = not worktrees.branch_exists(repository, branch)
+        started_from = ship.start_branch(repository, base_ref) if new_branch else ""
         worktree = _run_worktree(repository, branch, name, base_ref)
         if seed:
             worktree_seed(provider_id=provider_id, worktree=worktree, choices=choices)
@@ -102,6 +104,7 @@ def run_start(
             tmux_session=f"lab-{secrets.token_hex(4)}",  # lab's own name: never a user-supplied target
             spawn_options=dict(options or {}),
             base_commit=worktrees.head_commit(worktree),
+            base_branch=started_from,
             attribution=choices.attribution,
             project_mcp=choices.project_servers.value,
             repository_trusted=trusted,

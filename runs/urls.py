@@ -1,6 +1,6 @@
 from django.urls import path
 
-from runs import changes_views, views
+from runs import changes_views, ship_views, views
 
 app_name = "runs"
 urlpatterns = [
@@ -18,5 +18,11 @@ urlpatterns = [
     path("runs/<int:run_id>/end/", views.run_end, name="end"),
     path("runs/<int:run_id>/changes/", changes_views.run_changes, name="changes"),
     path("runs/<int:run_id>/changes/file/", changes_views.run_changes_file, name="changes_file"),
+    path("runs/<int:run_id>/changes/review/", ship_views.run_review, name="review"),
+    path("runs/<int:run_id>/changes/commit/", ship_views.run_commit, name="commit"),
+    path("runs/<int:run_id>/changes/ask-commit/", ship_views.run_ask_commit, name="ask_commit"),
+    path("runs/<int:run_id>/changes/push/", ship_views.run_push, name="push"),
+    path("runs/<int:run_id>/changes/pull-request/", ship_views.run_pull_request, name="pull_request"),
+    path("runs/<int:run_id>/changes/merge/", ship_views.run_merge, name="merge"),
     path("runs/<int:run_id>/remove-worktree/", views.run_remove_worktree, name="remove_worktree"),
 ]

@@ -29,6 +29,7 @@ GENERIC = ("lab", "accounts", "live", "runs", "auth_flows", "seeding", "broadcas
 SEAM = {
     "base",
     "schema",
+    "review",
     "errors",
     "registry",
     "known",

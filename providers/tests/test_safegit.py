@@ -36,6 +36,27 @@ def test_the_operators_own_filters_are_left_alone(tmp_path, monkeypatch):
     assert safegit.repository_filters(str(repo)) == ["mark"]
 
 
+def test_operator_config_is_the_operators_never_the_repositorys(tmp_path, monkeypatch):
+    repo, _marks = hostile_repository(tmp_path)
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / ".gitconfig").write_text("[core]\n\tsshCommand = operator-ssh\n")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    safegit.run("config", "core.sshCommand", "planted-ssh", cwd=repo)
+    assert ("core.sshcommand", "operator-ssh") in safegit.operator_config(repo)
+    assert all(value != "planted-ssh" for _key, value in safegit.operator_config(repo))
+
+
+def test_a_callers_settings_win_over_the_safe_ones_for_that_call_only(tmp_path):
+    repo, _marks = hostile_repository(tmp_path)
+    allowed = safegit.run("config", "protocol.allow", cwd=repo, config=[("protocol.allow", "always")])
+    assert allowed.stdout.strip() == b"always"
+    assert safegit.run("config", "protocol.allow", cwd=repo).stdout.strip() == b"never"
+    env = safegit.run("var", "GIT_EDITOR", cwd=repo, env={"GIT_EDITOR": "lab-editor"})
+    assert env.stdout.strip() == b"lab-editor"
+
+
 def _alive(pid: int) -> bool:
     try:
         with open(f"/proc/{pid}/stat") as f:
