@@ -35,6 +35,7 @@ ALL = (
     "e2e",
     "scaleout",
     "terminal",
+    "list",
 )
 
 
@@ -317,6 +318,16 @@ def main() -> None:
             f"{f(tm['chat_p50_ms_5_viewers'])} / {f(p5)}, {tm['chat_lost_5_viewers']} lost",
             f"no Terminal socket: {f(tm['chat_p50_ms_0_viewers'])} / {f(p0)} ({p5 / p0:.2f}× the p95)",
             ok(p5 <= 150 and tm["chat_lost_5_viewers"] == 0),
+        ))  # fmt: skip
+
+    if "list" in only:
+        rl = run("bench.runs_list")[0]["runs_list"]
+        rows.append((
+            f"8. one run's state change, per open runs list ({rl['runs']} runs, {rl['live']} live): the page asks the list's view for the changed row",
+            "O(one row)",
+            f"{f(rl['row_ms'])}, {rl['row_bytes']} B",
+            f"the whole list asked again: {f(rl['whole_ms'])}, {rl['whole_bytes'] / 1024:.0f} KB",
+            ok(rl["row_ms"] * 5 < rl["whole_ms"]),
         ))  # fmt: skip
 
     total = time.monotonic() - t0
