@@ -207,6 +207,9 @@ class RunConsumer(LabConsumer):
         await self.join_and_accept()
         self.watcher = ensure_watcher(self.run_id)
         self.watcher.subscribers += 1
+        if not self.watcher.panel:
+            # Unwatched until now, its watcher rendered no panel: a wake renders it for this page.
+            self.watcher.wake.set()
 
     async def disconnect(self, code: int) -> None:
         await super().disconnect(code)

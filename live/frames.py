@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from providers.schema import Message
 from runs.models import Run
-from runs.rendering import cursor_html, message_html, render, transcript_html
+from runs.rendering import append_html, cursor_html, message_html, transcript_html
 from runs.transcripts import PAGE, TAIL, Tail, indexed, transcript_index, transcript_tail
 
 # More missed messages than this and the page is re-rendered from its last page instead.
@@ -17,11 +17,6 @@ MAX_FROM_MEMORY = 32
 # same gap again, forever. A gap goes out in frames of at most this many bytes, each with its
 # own cursor, and one message's HTML is capped well below it (runs/rendering.py).
 FRAME_MAX_BYTES = 512 * 1024
-
-
-def append_html(items: list[str], epoch: str, seq: int) -> str:
-    """Rendered messages appended to the page's transcript, and the cursor of the last."""
-    return render("runs/detail.html#append", {"items": items, "epoch": epoch, "seq": seq})
 
 
 def append_frames(messages: list[Message], epoch: str) -> list[str]:

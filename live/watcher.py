@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from asgiref.sync import sync_to_async
-from channels.layers import get_channel_layer
+from channels.layers import InMemoryChannelLayer, get_channel_layer
 from django.db import connections
 
 from live import feed
@@ -95,6 +95,9 @@ class RunWatcher:
     live_checked: float = 0.0  # when the live channel was last checked (time.monotonic)
     live_quiet: bool = False  # and its signals said nothing then
     transcript_file: tuple[str, str] = ("", "")  # self.path split: (its directory, its name)
+    # Sockets in other processes may watch the run (a shared channel layer): the panel is then
+    # rendered for them even while no socket here watches. One process knows its own sockets.
+    shared: bool = True
 
     async def main(self) -> None:
         lease = WatchLease(self.run_id)
@@ -114,6 +117,7 @@ class RunWatcher:
 
     async def lead(self) -> None:
         layer = get_channel_layer()
+        self.shared = layer is not None and not isinstance(layer, InMemoryChannelLayer)
         watch_task: asyncio.Task[None] | None = None
         watched: tuple[str, ...] = ()
         pidfd = None
@@ -319,7 +323,12 @@ class RunWatcher:
         return found
 
     def _panel(self, view: RunView) -> str:
-        """The state panel, rendered again only when what it shows changed."""
+        """The state panel, rendered again only when what it shows changed, and not at all for
+        a run nobody watches: its first socket wakes the watcher (RunConsumer.connect), which
+        renders it then. The runs list and the feed need no HTML of a run."""
+        if self.subscribers <= 0 and not self.shared:
+            self.panel_key = ()
+            return ""
         tail, run = view.tail, view.run
         background = tail.background if not run.is_ended else ()
         key = (view.state, view.dialog, run.is_ended, background, tail.since, tail.running, tail.queued)

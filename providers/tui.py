@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import abc
 import contextlib
+import functools
 import hashlib
 import os
 import threading
@@ -153,6 +154,13 @@ def spool_names(spool_dir: str) -> frozenset[str]:
     )
 
 
+@functools.lru_cache(maxsize=1024)
+def _intents_path(runs_dir: str, transcript: str) -> Path:
+    # Worked out once per transcript: every read of an appended line asks for it.
+    digest = hashlib.sha256(transcript.encode()).hexdigest()[:32]
+    return Path(runs_dir) / ".intents" / f"{digest}.json"
+
+
 class IntentStore:
     """The backstop's intents (docs/architecture.md, "Dialog answering"): what lab meant to
     answer, per dialog id, so a transcript reader can warn when the recorded result differs.
@@ -173,8 +181,7 @@ class IntentStore:
 
     @staticmethod
     def path_for(transcript: str) -> Path:
-        digest = hashlib.sha256(transcript.encode()).hexdigest()[:32]
-        return Path(settings.LAB_RUNS_DIR) / ".intents" / f"{digest}.json"
+        return _intents_path(settings.LAB_RUNS_DIR, transcript)
 
     def read(self, transcript: str) -> Mapping[str, Any]:
         """The intents recorded for the transcript, decoded (do not modify)."""

@@ -1,6 +1,7 @@
 """A watcher wake resolves its run once: one RunHandle for every provider call of the wake (and
 of the next wakes, while the run's fields stay the same), a new one when the transcript moves.
-And a wake that only an append to the transcript caused leaves the live channel alone."""
+And a wake that only an append to the transcript caused leaves the live channel alone; a run
+nobody watches renders nothing."""
 
 from __future__ import annotations
 
@@ -9,11 +10,16 @@ import os
 
 import pytest
 from asgiref.sync import sync_to_async
+from channels.testing import WebsocketCommunicator
 
+from lab.asgi import application
+from live import watcher as watcher_module
+from live.tests.test_feed import _feed, _frames_until
 from live.watcher import RunWatcher
-from providers.testing import fake_append
-from runs import models, services
+from providers.testing import fake_append, fake_raise_dialog
+from runs import models, rendering, services
 from runs.models import Run
+from tests.security.support import session_cookie, ws_headers
 
 pytestmark = pytest.mark.usefixtures("fresh_indexes")
 
@@ -112,3 +118,36 @@ async def test_a_page_that_changed_a_run_makes_its_watcher_look_again(monkeypatc
     poke(4242)
     await asyncio.wait_for(watcher.wake.wait(), 5)
     assert watcher.stale and watcher.live_dirty
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_run_nobody_watches_costs_no_rendering_and_its_first_page_gets_the_panel(
+    run, operator, monkeypatch
+):
+    rendered: list[str] = []
+    real_render, real_message = watcher_module.render, rendering.compiled_message_html
+    monkeypatch.setattr(
+        watcher_module, "render", lambda name, ctx: rendered.append(name) or real_render(name, ctx)
+    )
+    monkeypatch.setattr(
+        rendering, "compiled_message_html", lambda *a: rendered.append("message") or real_message(*a)
+    )
+    cookie = await sync_to_async(session_cookie)(operator)
+    # The runs list open (its socket runs every live run's watcher), no page on the run.
+    lister = WebsocketCommunicator(application, "/ws/lab/", headers=ws_headers(cookie))
+    assert (await lister.connect())[0]
+    await lister.send_json_to({"type": "feed"})
+    await _frames_until(lister, lambda f: bool((d := _feed(f)) and d["snapshot"]))
+    fake_append(run.transcript_path, kind="user_text", text="go")
+    await _frames_until(lister, lambda f: bool((d := _feed(f)) and d["runs"][0]["state"] == "working"))
+    fake_append(run.transcript_path, kind="assistant_text", text="a line nobody reads")
+    fake_raise_dialog(run.transcript_path, {"tool_use_id": "toolu_w", "prompt": "Deploy now?"})
+    await _frames_until(lister, lambda f: bool((d := _feed(f)) and d["runs"][0]["state"] == "question"))
+    assert rendered == []  # the feed told every state; no panel and no message was rendered
+    page = WebsocketCommunicator(application, f"/ws/runs/{run.pk}/", headers=ws_headers(cookie))
+    assert (await page.connect())[0]
+    await page.send_json_to({"type": "hello", "epoch": "", "seq": -1})
+    frames = await _frames_until(page, lambda f: 'id="panel"' in f and 'data-state="question"' in f)
+    assert "Deploy now?" in frames[-1]
+    await page.disconnect()
+    await lister.disconnect()

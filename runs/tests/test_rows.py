@@ -10,6 +10,7 @@ import pytest
 from providers.schema import Dialog, DialogKind, Question
 from providers.testing import fake_raise_dialog
 from runs import rows, services
+from tests.factories import RunFactory
 
 
 @pytest.fixture
@@ -46,3 +47,29 @@ def test_the_branch_column_shows_the_branch_and_the_agent_has_its_own(authed_cli
     assert branch_cell is not None
     assert branch_cell.group(1) == f"<code>{run.branch}</code>"  # not the provider's id beside it
     assert '<td class="run-agent">Fake Agent</td>' in body and "<th>Agent</th>" in body
+
+
+def test_a_changed_row_is_asked_for_alone_and_drawn_as_in_the_list(authed_client, run, monkeypatch):
+    others = RunFactory.create_batch(2)
+    whole = authed_client.get("/").content.decode()
+    drawn = []
+    monkeypatch.setattr("runs.views.run_row", lambda r: drawn.append(r.pk) or rows.run_row(r))
+    answer = authed_client.get(f"/?rows={run.pk}", headers={"HX-Request": "true"})
+    assert answer.status_code == 200
+    body = answer.content.decode()
+    # One row read and drawn, not the list: a state change costs one row on every open list.
+    assert drawn == [run.pk]
+    assert body.count("<tr ") == 1 and all(f'id="run-row-{o.pk}"' not in body for o in others)
+    # The same bytes as the list's row, swapped in place by its id.
+    in_list = re.search(rf'<tr id="run-row-{run.pk}".*?</tr>', whole, re.S)
+    assert in_list is not None
+    assert body == in_list.group(0).replace('class="run-row">', 'class="run-row" hx-swap-oob="true">', 1)
+    both = authed_client.get(f"/?rows={run.pk},{others[0].pk}").content.decode()
+    assert both.count("hx-swap-oob") == 2
+
+
+@pytest.mark.parametrize("asked", ["", "x", "1,,2", "1;2", ",".join(["1"] * 201)])
+def test_a_malformed_rows_request_says_what_it_takes(authed_client, run, asked):
+    answer = authed_client.get("/", {"rows": asked})
+    assert answer.status_code == 400
+    assert "run ids separated by commas" in answer.content.decode()

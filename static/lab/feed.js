@@ -72,20 +72,46 @@
     });
   }
 
-  // The runs list has one writer, its own view (templates/runs/list.html): asked again for
-  // every change the feed reports, and on a snapshot (the socket (re)opened: a page woken from
-  // sleep) when a live run's row is missing or shows another state. htmx queues a change that
-  // comes during a redraw (hx-sync on the list's slot).
-  function listBehind(entries) {
-    return entries.some(function (run) {
-      if (run.state === "ended") return false;
-      const badge = document.getElementById("run-state-" + run.id);
-      return !badge || badge.textContent.trim() !== run.state;
-    });
+  // The runs list has one writer, its own view (templates/runs/list.html). When the feed says
+  // runs changed, the page asks it for those rows alone (`?rows=`, each swapped in place by its
+  // id), or for the whole list when one of them has no row here yet (a new run takes its place
+  // in the order). On a snapshot (the socket (re)opened: a page woken from sleep) only the rows
+  // that are missing or show another state are asked for. One request at a time: what changes
+  // meanwhile is gathered and asked for next, so an older answer never lands after a newer one.
+  let wanted = null; // null, "all", or a Set of run ids
+  let asking = false;
+  function behind(run) {
+    const badge = document.getElementById("run-state-" + run.id);
+    if (!badge) return run.state !== "ended";
+    return badge.textContent.trim() !== run.state;
   }
-  function redrawList() {
+  function ask(entries, onlyBehind) {
     const slot = document.getElementById("runs-list-slot");
-    if (slot && window.htmx) window.htmx.trigger(slot, "lab:runs-changed");
+    if (!slot) return;
+    entries.forEach(function (run) {
+      if (onlyBehind && !behind(run)) return;
+      if (!document.getElementById("run-row-" + run.id)) {
+        if (run.state !== "ended") wanted = "all";
+        return;
+      }
+      if (wanted === "all") return;
+      wanted = wanted || new Set();
+      wanted.add(run.id);
+    });
+    if (!asking) askNow();
+  }
+  function askNow() {
+    const slot = document.getElementById("runs-list-slot");
+    if (!wanted || !slot || !window.htmx) return;
+    const these = wanted;
+    wanted = null;
+    asking = true;
+    const url = slot.dataset.list;
+    const sent = these === "all"
+      ? window.htmx.ajax("GET", url, { source: slot, target: slot, swap: "innerHTML ignoreTitle:true" })
+      : window.htmx.ajax("GET", url + "?rows=" + Array.from(these).join(","), { source: slot, swap: "none" });
+    const next = function () { asking = false; askNow(); };
+    sent.then(next, next);
   }
 
   function receive(feed) {
@@ -96,7 +122,18 @@
       if (!feed.snapshot && before && before.state === "working" && run.state !== "working") turnEnded(run);
     });
     showCount();
-    if (!feed.snapshot || listBehind(feed.runs)) redrawList();
+    let entries = feed.runs;
+    if (feed.snapshot) {
+      // A snapshot lists live runs only: a row still showing a live state whose run is not in
+      // it ended while the page slept, and is asked for too.
+      const live = new Set(feed.runs.map(function (run) { return "run-state-" + run.id; }));
+      document.querySelectorAll('[id^="run-state-"]').forEach(function (badge) {
+        if (!live.has(badge.id) && badge.textContent.trim() !== "ended") {
+          entries = entries.concat([{ id: Number(badge.id.slice(10)), state: "ended" }]);
+        }
+      });
+    }
+    ask(entries, feed.snapshot);
     if (feed.notify && feed.runs.length === 1) notify(feed.notify, feed.runs[0]);
   }
 
