@@ -198,7 +198,9 @@ def test_interrupt_stops_a_slow_stream_and_the_run_goes_idle(
     expect_state(page, "working")
     model.wait_for_request(
         lambda r: (
-            r.get("kind") == "turn" and "CHAT-SLOW-e41" in last_human_text(r["body"]) and r.get("deltas_sent", 0) >= 1
+            r.get("kind") == "turn"
+            and "CHAT-SLOW-e41" in last_human_text(r["body"])
+            and r.get("deltas_sent", 0) >= 1
         ),
         timeout=60,
     )
