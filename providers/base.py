@@ -210,4 +210,3 @@ class UsageReporter(Protocol):
         has reported nothing yet. Called on page loads and watcher wakes: cheap, no subprocess,
         a bounded read."""
         ...
-

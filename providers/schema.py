@@ -350,4 +350,3 @@ class Usage:
     # The account's limits; None: not reported (an API key has none), () never means that.
     quotas: tuple[Quota, ...] | None = None
     at_ns: int = 0  # when the CLI reported it
-

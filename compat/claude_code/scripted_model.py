@@ -47,7 +47,6 @@ __all__ = [
     "ScriptedModel",
     "Turn",
     "api_error",
-    "usage_limit",
     "ask_user_question",
     "context_full",
     "demo_script",
@@ -63,6 +62,7 @@ __all__ = [
     "text",
     "thinking",
     "tool_use",
+    "usage_limit",
     "when",
     "write_plan",
 ]

@@ -260,7 +260,10 @@ def test_an_api_error_reply_is_an_error_line_not_a_reply(log: Log) -> None:
 
 def _limit_entry(**extra: object) -> dict[str, Any]:
     return E.assistant(
-        E.text("API Error: Request rejected (429)"), stop_reason="stop_sequence", isApiErrorMessage=True, **extra
+        E.text("API Error: Request rejected (429)"),
+        stop_reason="stop_sequence",
+        isApiErrorMessage=True,
+        **extra,
     )
 
 
