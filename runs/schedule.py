@@ -15,7 +15,6 @@ import datetime
 import logging
 import threading
 import time
-from dataclasses import dataclass
 
 from django.conf import settings
 from django.db import close_old_connections, transaction
@@ -23,8 +22,9 @@ from django.utils import timezone
 
 from providers.base import UsageReporter
 from providers.errors import PromptPending, ProviderError, ReplyNotDelivered, StillStarting
-from providers.schema import Message, RunState, Usage
+from providers.schema import RunState, Usage
 from runs import services
+from runs.limits import Limit, current_limit, limit_in_force
 from runs.models import Run, ScheduledMessage
 from runs.runview import run_view
 
@@ -41,31 +41,12 @@ class ScheduleRefused(ValueError):
     draft stays on the page)."""
 
 
-@dataclass(frozen=True)
-class Limit:
-    """The turn the run stopped on: a limit line, the last thing its transcript says."""
-
-    native_id: str
-    kind: str  # "usage" | "rate" (Message.limit)
-    resets_at: datetime.datetime | None  # None: the CLI did not say
-
-
 def continue_text() -> str:
     return str(settings.LAB_CONTINUE_TEXT)
 
 
 def continue_margin() -> datetime.timedelta:
     return datetime.timedelta(seconds=float(settings.LAB_CONTINUE_MARGIN_S))
-
-
-def current_limit(messages: list[Message]) -> Limit | None:
-    """The limit the run stopped on, when the last line of its transcript is one (anything
-    after it, a prompt typed by hand say, means the run has moved on)."""
-    if not messages or not messages[-1].limit:
-        return None
-    last = messages[-1]
-    at = datetime.datetime.fromtimestamp(last.resets_at, datetime.UTC) if last.resets_at else None
-    return Limit(native_id=last.native_id or f"seq-{last.seq}", kind=last.limit, resets_at=at)
 
 
 def run_usage(run: Run) -> Usage | None:
@@ -76,19 +57,6 @@ def run_usage(run: Run) -> Usage | None:
         return provider.usage(run.handle())
     except (OSError, ValueError):
         return None
-
-
-def limit_in_force(usage: Usage | None, now: datetime.datetime) -> datetime.datetime | None:
-    """When the account limit the CLI last reported as full resets, if it still holds now."""
-    if usage is None or not usage.quotas:
-        return None
-    ends = [
-        datetime.datetime.fromtimestamp(q.resets_at, datetime.UTC)
-        for q in usage.quotas
-        if q.used_percent >= 100 and q.resets_at
-    ]
-    later = [end for end in ends if end > now]
-    return max(later) if later else None
 
 
 def schedule(
@@ -282,3 +250,10 @@ def _loop(poll: float) -> None:
         finally:
             close_old_connections()  # a thread outside Django's request cycle closes its own
         time.sleep(poll)
+
+
+def listed(run: Run) -> list[ScheduledMessage]:
+    """What the run page lists: every pending message, then the last few done."""
+    pending = list(run.scheduled.filter(state__in=(S.PENDING, S.SENDING)))
+    done = list(run.scheduled.exclude(state__in=(S.PENDING, S.SENDING)).order_by("-done_at", "-pk")[:5])
+    return pending + done

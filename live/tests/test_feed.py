@@ -118,3 +118,9 @@ def test_the_branch_column_shows_the_branch_and_the_agent_has_its_own(authed_cli
     assert branch_cell is not None
     assert branch_cell.group(1) == f"<code>{run.branch}</code>"  # not the provider's id beside it
     assert '<td class="run-agent">Fake Agent</td>' in body and "<th>Agent</th>" in body
+
+
+def test_a_turn_stopped_on_a_limit_is_told_however_short():
+    assert feed.notification(7, "idle", "working", now=300.0) == ""
+    assert feed.notification(7, "working", "idle", now=300.5, limited=True) == "limit"
+    assert feed.notification(7, "", "idle", limited=True) == ""  # a watcher just started: nothing
