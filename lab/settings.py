@@ -361,8 +361,8 @@ LAB_REPLY_MAX_BYTES = env.int("LAB_REPLY_MAX_BYTES", default=64 * 1024)
 # Continue at a usage limit's reset (runs/schedule.py): the message sent, how long after the
 # CLI's reset time, and how often the serve process looks for due messages.
 LAB_CONTINUE_TEXT = env.str("LAB_CONTINUE_TEXT", default="continue")
-LAB_CONTINUE_MARGIN_S = env.float("LAB_CONTINUE_MARGIN_S", default=60.0)
-LAB_SCHEDULE_POLL_S = env.float("LAB_SCHEDULE_POLL_S", default=5.0)
+LAB_CONTINUE_MARGIN_S = env.int("LAB_CONTINUE_MARGIN_S", default=60)
+LAB_SCHEDULE_POLL_S = env.int("LAB_SCHEDULE_POLL_S", default=5)
 DATA_UPLOAD_MAX_MEMORY_SIZE = max(LAB_REPLY_MAX_BYTES * 2, 2_621_440)
 
 LOGGING = {
