@@ -37,7 +37,8 @@ def status(argv: list[str]) -> int:
         payload = sys.stdin.buffer.read(MAX_PAYLOAD)
         target = argv[2]
         if os.path.isdir(os.path.dirname(target) or "."):
-            tmp = f"{target}.{os.getpid()}.tmp"
+            folder, name = os.path.split(target)
+            tmp = os.path.join(folder, f".{name}.{os.getpid()}.tmp")  # a dot name: never read
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
             try:
                 _write_all(fd, payload)

@@ -229,9 +229,9 @@ class ClaudeCodeProvider(TuiAdapter[SpoolView]):
 
     @staticmethod
     def status_file(run: RunHandle) -> Path:
-        # Beside the spool, not in it: the spool's fold reads hooks, and this file is
-        # rewritten on every status change.
-        return Path(run.spool_dir).parent / "status.json"
+        # In the spool, so a new status wakes the run's watcher (the page's figures follow the
+        # run as it works), under a name the spool's fold and sweep never read (not *.json).
+        return Path(run.spool_dir) / "status.line"
 
     def status_settings(self, run: RunHandle) -> dict[str, object]:
         """The statusLine that writes each payload to the run's status file, then runs the

@@ -16,6 +16,7 @@ import pytest
 from providers import hook_writer
 from providers.claude_code import ClaudeCodeProvider
 from providers.claude_code.spool import usage_from_status
+from providers.hookspool import spool_events
 from providers.schema import Quota, RunHandle
 
 # A payload the pinned CLI (2.1.332) sent with an API key, after one reply (trimmed: the keys
@@ -117,8 +118,9 @@ def test_the_status_line_records_the_payload_and_draws_nothing_of_its_own(provid
     assert _run_status_line(line["command"], API_KEY_PAYLOAD) == ""
     usage = provider.usage(run)
     assert usage is not None and usage.context_tokens == 100
-    # Beside the spool, not in it: the hooks' fold never sees it.
-    assert list(Path(run.spool_dir).iterdir()) == []
+    # In the spool (its write wakes the watcher), yet never read as a hook payload.
+    assert [p.name for p in Path(run.spool_dir).iterdir()] == ["status.line"]
+    assert spool_events(run.spool_dir) == []
 
 
 def test_the_operators_own_status_line_still_draws(provider, tmp_path):
