@@ -74,7 +74,7 @@ MAX_FIRST_SEEN = 1000  # dialogs whose tool_use a transcript read showed (the se
 ENTER_DELAY_BASE_S = 0.15
 ENTER_DELAY_PER_KB_S = 0.25
 ENTER_DELAY_MAX_S = 1.5
-MAX_STATUS_BYTES = 256 * 1024  # one statusLine payload is about 1.5 KB (compat §16)
+MAX_STATUS_BYTES = 256 * 1024  # one statusLine payload: 0.8-1.3 KB with an API key (compat §16)
 # A reply sent while the CLI starts waits this long for its input, then gets StillStarting
 # (nothing sent). Starts took 1-2 s idle, 3-11 s under load (NOTES-live.md).
 READY_TIMEOUT_S = 15.0
