@@ -16,6 +16,13 @@ from lab.websocket import ExactOriginValidator  # noqa: E402
 # step and no reverse proxy by default.
 django_asgi_app = StaticFilesHandler(django_app)
 
+# The scheduled messages' loop (runs/schedule.py) runs in the serve process only: tests and
+# other importers of this module start nothing.
+if os.environ.get("LAB_SERVE") == "1":
+    from runs import schedule
+
+    schedule.start()
+
 application = ProtocolTypeRouter(
     {
         "http": django_asgi_app,

@@ -358,6 +358,11 @@ if LAB_SEED_PROJECT_MCP not in ("approve", "reject"):
 # it at a local TLS proxy). Never set in production; there is no environment variable for it.
 LAB_LOGIN_EXTRA_ENV: dict[str, str] = {}
 LAB_REPLY_MAX_BYTES = env.int("LAB_REPLY_MAX_BYTES", default=64 * 1024)
+# Continue at a usage limit's reset (runs/schedule.py): the message sent, how long after the
+# CLI's reset time, and how often the serve process looks for due messages.
+LAB_CONTINUE_TEXT = env.str("LAB_CONTINUE_TEXT", default="continue")
+LAB_CONTINUE_MARGIN_S = env.int("LAB_CONTINUE_MARGIN_S", default=60)
+LAB_SCHEDULE_POLL_S = env.int("LAB_SCHEDULE_POLL_S", default=5)
 DATA_UPLOAD_MAX_MEMORY_SIZE = max(LAB_REPLY_MAX_BYTES * 2, 2_621_440)
 
 LOGGING = {

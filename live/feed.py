@@ -50,7 +50,7 @@ def entry(r: Row) -> Entry:
         name=r.run.name,
         state=r.state,
         url=r.run.get_absolute_url(),
-        waiting=r.waiting,
+        waiting=r.waiting or r.limit,
         activity=r.activity.isoformat(),
     )
 
@@ -65,10 +65,13 @@ def frame(*, runs: list[Entry], snapshot: bool = False, notify: str = "") -> str
     return json.dumps({"feed": {"runs": [asdict(e) for e in runs], "snapshot": snapshot, "notify": notify}})
 
 
-def notification(run_id: int, previous: str, state: str, *, now: float | None = None) -> str:
-    """What the operator is told about this change: "question", "needs_input", "finished", or
-    "" for nothing. A watcher that has just started (no previous state) tells nothing: the
-    page's count shows what waits."""
+def notification(
+    run_id: int, previous: str, state: str, *, now: float | None = None, limited: bool = False
+) -> str:
+    """What the operator is told about this change: "question", "needs_input", "finished",
+    "limit" (the turn stopped on a usage limit, however short it was), or "" for nothing. A
+    watcher that has just started (no previous state) tells nothing: the page's count shows
+    what waits."""
     now = time.monotonic() if now is None else now
     if state == RunState.WORKING:
         if previous != RunState.WORKING:
@@ -79,6 +82,8 @@ def notification(run_id: int, previous: str, state: str, *, now: float | None = 
         return ""
     if state in services.DIALOG_STATES:
         return state
+    if state == RunState.IDLE and previous == RunState.WORKING and limited:
+        return "limit"
     if state == RunState.IDLE and previous == RunState.WORKING and began is not None:
         return "finished" if now - began >= TURN_NOTIFY_S else ""
     return ""
@@ -91,7 +96,7 @@ async def state_changed(layer: Any, view: RunView, *, previous: str) -> None:
     if layer is None:
         return
     r = row(view)
-    notify = notification(view.run.pk, previous, r.state)
+    notify = notification(view.run.pk, previous, r.state, limited=bool(r.limit))
     await layer.group_send(
         FEED_GROUP, {"type": groups.FEED_EVENT, "text": frame(runs=[entry(r)], notify=notify)}
     )

@@ -31,6 +31,7 @@ from providers.hookspool import one_look
 from providers.schema import RunHandle
 from providers.tmux import Tmux
 from runs import runview, selectors, services
+from runs.limits import usage_summary
 from runs.models import Run
 from runs.rendering import render
 from runs.runview import EMPTY, RunView
@@ -331,7 +332,9 @@ class RunWatcher:
             return ""
         tail, run = view.tail, view.run
         background = tail.background if not run.is_ended else ()
-        key = (view.state, view.dialog, run.is_ended, background, tail.since, tail.running, tail.queued)
+        usage = usage_summary(view.usage) if not run.is_ended else None
+        key: tuple[object, ...] = (view.state, view.dialog, run.is_ended, background, tail.since)
+        key += (tail.running, tail.queued, view.limit, usage, run.continue_on_limit)
         if key == self.panel_key and self.panel:
             return self.panel
         self.panel_key = key

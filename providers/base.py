@@ -29,6 +29,7 @@ from providers.schema import (
     SpawnOption,
     SpawnResult,
     TranscriptRead,
+    Usage,
     WorkspaceChoices,
 )
 
@@ -202,4 +203,15 @@ class ConnectingReporter(Protocol):
     def connecting(self, run: RunHandle) -> bool:
         """True from spawn until the CLI's session has started (the page shows "starting").
         Called on every watcher wake: cheap, no subprocess, no wait."""
+        ...
+
+
+@runtime_checkable
+class UsageReporter(Protocol):
+    """The run's context fill and the account's quota, as the CLI last reported them."""
+
+    def usage(self, run: RunHandle) -> Usage | None:
+        """What the CLI last reported (a field it never reported stays None), or None when it
+        has reported nothing yet. Called on page loads and watcher wakes: cheap, no subprocess,
+        a bounded read."""
         ...

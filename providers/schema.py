@@ -50,6 +50,11 @@ class Message:
     # The provider's id of a side conversation this line opens (a background agent's own
     # transcript), readable with AgentProvider.side_transcript; "" when there is none.
     side: str = ""
+    # A turn the API refused on a limit: "usage" (the account's plan limit) or "rate" (a 429
+    # the CLI recorded without saying which limit); "" for every other line. `resets_at`: when
+    # the CLI says the limit resets (epoch seconds), 0 when it did not say.
+    limit: str = ""
+    resets_at: int = 0
 
 
 class DialogKind(enum.StrEnum):
@@ -321,3 +326,27 @@ class TranscriptRead:
     queued: tuple[str, ...] = ()
     reset: bool = False  # the file was truncated or replaced: the messages start over
     stats: Mapping[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Quota:
+    """One account limit as the CLI reported it: how much is used (percent) and when it resets
+    (epoch seconds, 0 when not said)."""
+
+    name: str  # "5-hour", "7-day"
+    used_percent: float
+    resets_at: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """What the CLI last reported about a run's context and its account's quota. None in a
+    field: the CLI did not report it (never a 0 standing for "unknown")."""
+
+    context_tokens: int | None = None
+    context_window: int | None = None
+    context_percent: float | None = None
+    turn_tokens: int | None = None  # the last request's tokens (input, cached and output)
+    # The account's limits; None: not reported (an API key has none), () never means that.
+    quotas: tuple[Quota, ...] | None = None
+    at_ns: int = 0  # when the CLI reported it

@@ -43,6 +43,7 @@ from providers.schema import (
     Message,
     MessageKind,
     Option,
+    Quota,
     RepositorySetting,
     RunHandle,
     RunState,
@@ -50,6 +51,7 @@ from providers.schema import (
     SpawnOption,
     SpawnResult,
     TranscriptRead,
+    Usage,
     WorkspaceChoices,
 )
 from providers.tmux import LAUNCHER, Tmux
@@ -202,7 +204,15 @@ class FakeProvider(AgentProvider):
                 )
                 seq += 1
                 continue
-            messages.append(Message(seq=seq, kind=kind, text=str(entry.get("text", ""))))
+            messages.append(
+                Message(
+                    seq=seq,
+                    kind=kind,
+                    text=str(entry.get("text", "")),
+                    limit=str(entry.get("limit", "")),
+                    resets_at=int(entry.get("resets_at", 0)),
+                )
+            )
             seq += 1
             # An explicit state wins, so the fake's clear echo ("/new", state idle) derives idle
             # as the seam requires of a lone command echo; a plain prompt starts a turn.
@@ -322,7 +332,25 @@ class FakeConnectingReporter:
         return False
 
 
-class FullFakeProvider(FakeProvider, FakeLiveSignals, FakeConnectingReporter):
+def fake_report_usage(path: str | Path, **usage: Any) -> None:
+    """What the fake's CLI last reported about context and quota (UsageReporter): a file
+    beside the transcript; `quotas` as [(name, used_percent, resets_at)]."""
+    quotas = usage.pop("quotas", None)
+    usage["quotas"] = None if quotas is None else [list(q) for q in quotas]
+    Path(str(path) + ".usage").write_text(json.dumps(usage))
+
+
+class FakeUsageReporter:
+    def usage(self, run: RunHandle) -> Usage | None:
+        try:
+            data = json.loads(Path(run.transcript_path + ".usage").read_text())
+        except (OSError, ValueError):
+            return None
+        quotas = data.pop("quotas", None)
+        return Usage(**data, quotas=None if quotas is None else tuple(Quota(*q) for q in quotas))
+
+
+class FullFakeProvider(FakeProvider, FakeLiveSignals, FakeConnectingReporter, FakeUsageReporter):
     """Every optional capability."""
 
 

@@ -55,6 +55,12 @@ class NewRunForm(forms.Form):
         label="Project MCP servers",
         help_text="Servers the repository declares for the agent run code on this machine.",
     )
+    continue_on_limit = forms.BooleanField(
+        required=False,
+        label="Continue when a usage limit resets",
+        help_text="When a turn stops on a usage limit, send “continue” once the limit resets "
+        "(once, only if the run is idle). You can change it on the run's page.",
+    )
 
     trust = forms.ChoiceField(
         choices=[

@@ -65,6 +65,11 @@ class Run(models.Model):
     )
     keyboard_session = models.CharField(max_length=64, blank=True)
     keyboard_until = models.DateTimeField(null=True, blank=True)
+    # Opt-in: when a turn stops on a usage limit, send "continue" once the limit resets
+    # (runs/schedule.py). Off unless the operator asks, on the form or on the limit's message.
+    continue_on_limit = models.BooleanField(
+        default=False, help_text="Send a message when a usage limit resets."
+    )
 
     objects = RunQuerySet.as_manager()
 
@@ -168,3 +173,38 @@ class DialogAnswer(models.Model):
 
     def __str__(self) -> str:
         return f"{self.run_id}:{self.tool_use_id} ({self.state})"
+
+
+class ScheduledMessage(models.Model):
+    """A message lab sends to a run at a time: "continue" when a usage limit resets, or any
+    message the operator scheduled. Stored, so a restart of lab neither loses nor repeats it;
+    claimed with a conditional UPDATE (pending -> sending), so with several lab processes
+    exactly one sends it."""
+
+    class State(models.TextChoices):
+        PENDING = "pending"
+        SENDING = "sending"  # claimed by one process; never sent twice, even if it dies now
+        SENT = "sent"
+        CANCELLED = "cancelled"
+        FAILED = "failed"  # lab did not send it, and says why (`note`)
+
+    class Kind(models.TextChoices):
+        MESSAGE = "message"  # the operator's own, at their time
+        CONTINUE = "continue"  # at a usage limit's reset
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="scheduled")
+    kind = models.CharField(max_length=8, choices=Kind.choices, default=Kind.MESSAGE)
+    text = models.TextField()
+    send_at = models.DateTimeField(db_index=True)
+    state = models.CharField(max_length=9, choices=State.choices, default=State.PENDING, db_index=True)
+    # The limit line it answers (Message.native_id), so one limit schedules one continue.
+    limit_id = models.CharField(max_length=128, blank=True)
+    note = models.CharField(max_length=500, blank=True)  # why it waits, failed or was moved
+    created_at = models.DateTimeField(default=timezone.now)
+    done_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["send_at", "pk"]
+
+    def __str__(self) -> str:
+        return f"{self.run_id}: {self.text[:30]!r} at {self.send_at} ({self.state})"

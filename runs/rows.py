@@ -10,8 +10,9 @@ import os
 from dataclasses import dataclass
 
 from providers.errors import UnknownProvider
-from providers.schema import Dialog, DialogKind, RunState
+from providers.schema import Dialog, DialogKind, RunState, Usage
 from runs import services
+from runs.limits import context_text, limit_text, quota_text
 from runs.models import Run
 from runs.runview import RunView, run_view
 
@@ -27,6 +28,12 @@ class Row:
     waiting: str
     activity: datetime.datetime
     agent: str = ""  # the provider's display name, in its own column (not under the branch)
+    limit: str = ""  # "Usage limit reached · resets at 14:05 UTC" while the run stopped on one
+    usage: Usage | None = None  # what its CLI last reported (context; the account's quota)
+
+    @property
+    def context(self) -> str:
+        return context_text(self.usage)
 
 
 def waiting_for(dialog: Dialog | None, state: str) -> str:
@@ -64,6 +71,8 @@ def row(view: RunView) -> Row:
         waiting=waiting_for(view.dialog, state),
         activity=last_activity(view.run),
         agent=view.provider_name,
+        limit=limit_text(view.limit) if view.limit is not None else "",
+        usage=view.usage,
     )
 
 
@@ -78,3 +87,16 @@ def run_row(run: Run) -> Row:
         ended = str(RunState.ENDED)
         return Row(run=run, state=ended, waiting="", activity=last_activity(run), agent=run.provider_id)
     return row(run_view(run, limit=1, read=not run.is_ended, provider=provider))
+
+
+def account_quotas(rows: list[Row]) -> list[tuple[str, str]]:
+    """The account's quota once per agent (it is the account's, not a run's): from the live
+    run whose CLI reported last; "not reported" when none of them said (an API key)."""
+    latest: dict[str, Usage | None] = {}
+    for r in rows:
+        if r.run.is_ended or r.usage is None:
+            continue
+        seen = latest.get(r.agent)
+        if seen is None or r.usage.at_ns > seen.at_ns:
+            latest[r.agent] = r.usage
+    return [(agent, quota_text(usage)) for agent, usage in sorted(latest.items())]

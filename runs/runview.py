@@ -10,11 +10,13 @@ list builds one per run it shows (`run_view`). docs/architecture.md, "One view p
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
-from providers.base import AgentProvider
+from providers.base import AgentProvider, UsageReporter
 from providers.hookspool import one_look
-from providers.schema import Dialog, RunHandle, RunState
+from providers.schema import Dialog, RunHandle, RunState, Usage
 from runs import services
+from runs.limits import Limit, current_limit, limit_text, usage_summary
 from runs.models import Run
 from runs.selectors import LiveView, live_view, offered_dialog, state_from
 from runs.transcripts import PAGE, Tail, transcript_tail
@@ -36,6 +38,24 @@ class RunView:
     def path(self) -> str:
         return self.tail.path
 
+    @cached_property
+    def limit(self) -> Limit | None:
+        """The limit the run stopped on (its transcript's last line), if it did."""
+        if self.run.is_ended or self.state != RunState.IDLE or self.tail.last is None:
+            return None
+        return current_limit([self.tail.last])
+
+    @cached_property
+    def usage(self) -> Usage | None:
+        """What the CLI last reported about the context and the quota (None: nothing yet, or a
+        CLI that reports none)."""
+        if self.run.is_ended or not isinstance(self.provider, UsageReporter):
+            return None
+        try:
+            return self.provider.usage(self.handle)
+        except (OSError, ValueError):
+            return None
+
     @property
     def provider_name(self) -> str:
         return self.provider.display_name()  # the only name lab shows for the agent
@@ -54,6 +74,10 @@ class RunView:
             "running": tail.running,
             "queued": tail.queued,
             "provider_name": self.provider_name,
+            "limit": self.limit,
+            "limit_text": limit_text(self.limit) if self.limit is not None else "",
+            # Every live run says what its CLI reported, "not reported" included.
+            "usage": usage_summary(self.usage) if not run.is_ended else None,
         }
 
 

@@ -64,6 +64,7 @@ class Tail:
     since: str = ""  # while working: when the turn began
     running: str = ""  # while working: the tool it waits on
     queued: tuple[str, ...] = ()  # prompts the CLI queued while working, not yet sent on
+    last: Message | None = None  # the transcript's last message, whatever `limit` was asked
 
     @property
     def has_earlier(self) -> bool:
@@ -354,6 +355,7 @@ def tail_of(index: TranscriptIndex, limit: int) -> Tail:
         state=index.state,
         dialog=index.dialog,
         next_seq=index.cursor.next_seq,
+        last=index.tail[-1] if index.tail else None,
         head_unread=index.head_unread,
         background=index.background,
         since=index.since,

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from runs import changes_views, ship_views, views
+from runs import changes_views, schedule_views, ship_views, views
 
 app_name = "runs"
 urlpatterns = [
@@ -25,4 +25,11 @@ urlpatterns = [
     path("runs/<int:run_id>/changes/pull-request/", ship_views.run_pull_request, name="pull_request"),
     path("runs/<int:run_id>/changes/merge/", ship_views.run_merge, name="merge"),
     path("runs/<int:run_id>/remove-worktree/", views.run_remove_worktree, name="remove_worktree"),
+    path("runs/<int:run_id>/continue/", schedule_views.run_continue, name="continue"),
+    path("runs/<int:run_id>/schedule/", schedule_views.run_schedule, name="schedule"),
+    path(
+        "runs/<int:run_id>/schedule/<int:message_id>/cancel/",
+        schedule_views.run_schedule_cancel,
+        name="schedule_cancel",
+    ),
 ]

@@ -23,11 +23,11 @@ from auth_flows.services import auth_changed, provider_card
 from providers.errors import ProviderError, outcome
 from providers.registry import get_provider
 from providers.schema import Answer, AuthFlowKind, AuthStatus, Dialog
-from runs import commands, services
+from runs import commands, schedule, services
 from runs.forms import TRUST, NewRunForm, ReplyForm
 from runs.models import Run
 from runs.rendering import message_html, rerender_html, whole_message_html
-from runs.rows import run_row
+from runs.rows import account_quotas, run_row
 from runs.runview import run_view
 from runs.signals import poke
 from runs.transcripts import PAGE, side_transcript, transcript_page, transcript_tail
@@ -62,7 +62,7 @@ def run_list(request: HttpRequest) -> HttpResponse:
         return render(request, "runs/list.html#rows", {"rows": [run_row(run) for run in runs], "oob": True})
     rows = [run_row(run) for run in Run.objects.all()[:LIST_MAX]]
     template = "runs/list.html#list" if request.htmx else "runs/list.html"  # type: ignore[attr-defined]
-    return render(request, template, {"rows": rows})
+    return render(request, template, {"rows": rows, "quotas": account_quotas(rows)})
 
 
 @require_http_methods(["GET", "POST"])
@@ -82,6 +82,8 @@ def run_new(request: HttpRequest) -> HttpResponse:
         else:
             run, status = _start(form)
             if run is not None:
+                if form.cleaned_data.get("continue_on_limit"):
+                    schedule.set_continue(run=run, on=True)
                 return redirect(run)
     return render(request, "runs/new.html", {"form": form, "review": review or _review(form)}, status=status)
 
@@ -163,6 +165,7 @@ def _run_context(run: Run) -> dict[str, object]:
         "worktree_users": services.worktree_users(run) if run.is_ended else [],
         "form": ReplyForm(),
         "clear_command": _clear_command(run),
+        "scheduled": schedule.listed(run),
     }
 
 

@@ -446,6 +446,12 @@ def api_error__server_error_gave_up(m, t):
 
 
 @sc
+def usage_limit__reached(m, t):
+    t.prompt("LIMITED please")
+    t.wait_for(_has_api_error, 120)
+
+
+@sc
 def api_error__retried_then_replied(m, t):
     t.prompt("FLAKY please")
     t.wait_for(turn_ended, 120)
@@ -560,6 +566,7 @@ def SCRIPT():
         when("OVERLOADED", api_error(529, "overloaded_error", "Overloaded")),
         when("UNAUTHORIZED", api_error(401, "authentication_error", "invalid x-api-key")),
         when("BROKEN", api_error(500, "api_error", "Internal server error")),
+        when("LIMITED", usage_limit(resets_in_s=3600)),
         when("FILLCONTEXT", context_full("A very long answer.")),
         when(
             "FLAKY", errors_then(2, api_error(500, "api_error", "Internal server error"), text("Recovered."))

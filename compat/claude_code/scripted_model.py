@@ -31,6 +31,7 @@ from __future__ import annotations
 import itertools
 import json
 import re
+import time
 import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -61,6 +62,7 @@ __all__ = [
     "text",
     "thinking",
     "tool_use",
+    "usage_limit",
     "when",
     "write_plan",
 ]
@@ -85,6 +87,8 @@ class Turn:
     label: str = ""
     # An HTTP error instead of a message: (status, error type, message), e.g. 529 overloaded.
     error: tuple[int, str, str] | None = None
+    # Response headers sent with the error (a usage limit's reset time, say).
+    error_headers: tuple[tuple[str, str], ...] = ()
     # The usage the reply reports: a big input_tokens makes the CLI think its context is full.
     input_tokens: int = 100
 
@@ -124,6 +128,29 @@ def thinking(thought: str, reply: str, signature: str = "c2NyaXB0ZWQtc2lnbmF0dXJ
 def api_error(status: int = 529, kind: str = "overloaded_error", message: str = "Overloaded") -> Turn:
     """The API refuses the request with an HTTP error (the CLI retries 5xx/529 on its own)."""
     return Turn(error=(status, kind, message), label=f"error:{status}")
+
+
+def usage_limit(resets_in_s: int = 3600, claim: str = "five_hour") -> Turn:
+    """A subscription's usage limit: a 429 `rate_limit_error` with the unified rate-limit
+    headers, as the service sends them when a plan limit refuses a request. The header names
+    are the ones the pinned CLI reads (strings of its binary: anthropic-ratelimit-unified-status,
+    -reset, -representative-claim, -5h-reset); the reset is epoch seconds, computed per request
+    so a test can make it short."""
+
+    def build(_body: dict[str, Any]) -> Turn:
+        reset = str(int(time.time()) + resets_in_s)
+        headers = (
+            ("anthropic-ratelimit-unified-status", "rejected"),
+            ("anthropic-ratelimit-unified-reset", reset),
+            ("anthropic-ratelimit-unified-representative-claim", claim),
+            ("anthropic-ratelimit-unified-5h-status", "rejected"),
+            ("anthropic-ratelimit-unified-5h-reset", reset),
+            ("retry-after", str(resets_in_s)),
+        )
+        error = (429, "rate_limit_error", "This request would exceed your account's rate limit.")
+        return Turn(error=error, error_headers=headers, label="error:429")
+
+    return dynamic(build, label="usage_limit")
 
 
 def context_full(reply: str, input_tokens: int = 995_000) -> Turn:
@@ -386,8 +413,13 @@ def _side_reply(body: dict[str, Any], default: str) -> str:
 
 
 class _Handler(scripted.ScriptedHandler):
+    _error_headers: tuple[tuple[str, str], ...] = ()
+
     def extra_headers(self) -> None:
         self.send_header("request-id", "req_" + uuid.uuid4().hex[:24])
+        for name, value in self._error_headers:
+            self.send_header(name, value)
+        self._error_headers = ()
 
     def route(self, body: Any, entry: dict[str, Any]) -> None:
         path = urlsplit(self.path).path
@@ -425,6 +457,7 @@ class _Handler(scripted.ScriptedHandler):
         if turn.error is not None:
             status, kind, message = turn.error
             entry["error_status"] = status
+            self._error_headers = turn.error_headers
             self._json({"type": "error", "error": {"type": kind, "message": message}}, status=status)
             return
         msg_id = "msg_" + uuid.uuid4().hex[:24]

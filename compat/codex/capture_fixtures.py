@@ -31,6 +31,7 @@ from compat.codex.scripted_model import (
     exec_command,
     slow_text,
     text,
+    usage_limit,
     when,
 )
 from compat.live import make_worktree
@@ -180,6 +181,16 @@ def turn__failed_after_retries(s: Session) -> dict[str, Path]:
     return {"turn__failed_after_retries": rollout}
 
 
+def turn__usage_limit(s: Session) -> dict[str, Path]:
+    """A plan's usage limit: a 429 `usage_limit_reached` with its reset, not retried."""
+    s.model.script.add(when("FX-LIMIT", usage_limit(resets_in_s=3600, headers=False)))
+    s.tui.prompt("please FX-LIMIT")
+    rollout = s.tui.wait_rollouts(1)[-1]
+    s.tui.wait_for(rollout, lambda ls: len(events(ls, "task_complete")) >= 1, timeout=120)
+    s.tui.wait_pane(r"\? for shortcuts", settle=0.3)
+    return {"turn__usage_limit": rollout}
+
+
 def interrupt__esc_running_command(s: Session) -> dict[str, Path]:
     """Esc while a command runs (no approval asked): its output, to tell it from a decline."""
     s.model.script.add(when("FX-RUNNING", exec_command("sleep 20"), text("Slept.")))
@@ -222,6 +233,7 @@ SCENARIOS: dict[str, Callable[[Session], dict[str, Path]]] = {
     "clear": clear,
     "interrupt__esc_running_command": interrupt__esc_running_command,
     "turn__failed_after_retries": turn__failed_after_retries,
+    "turn__usage_limit": turn__usage_limit,
 }
 
 

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import time
 import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -89,6 +90,10 @@ class Turn:
     label: str = ""
     # An HTTP error instead of a response: (status, message).
     error: tuple[int, str] | None = None
+    # The error body's type (the service's classification) and more fields of it, and headers.
+    error_type: str = "server_error"
+    error_fields: dict[str, Any] = field(default_factory=dict)
+    error_headers: tuple[tuple[str, str], ...] = ()
 
     def resolve(self, body: dict[str, Any]) -> Turn:
         if self.build is not None:
@@ -160,6 +165,33 @@ def dynamic(fn: Callable[[dict[str, Any]], Turn], label: str = "dynamic") -> Tur
 
 def api_error(status: int = 500, message: str = "scripted failure") -> Turn:
     return Turn(error=(status, message), label=f"error:{status}")
+
+
+def usage_limit(resets_in_s: int = 3600, used_percent: float = 100.0, *, headers: bool = True) -> Turn:
+    """A ChatGPT plan's usage limit: a 429 whose body's error type is `usage_limit_reached`
+    with `resets_at` (epoch seconds) and `resets_in_seconds`, and the `x-codex-primary-*` rate
+    limit headers. The names are the ones the pinned binary reads (its strings); the reset is
+    computed per request so a test can make it short. With the headers, 0.171.0 also opens its
+    "Approaching rate limits: switch model?" picker (compat §16); `headers=False` leaves it shut."""
+
+    def build(_body: dict[str, Any]) -> Turn:
+        reset = int(time.time()) + resets_in_s
+        return Turn(
+            error=(429, "The usage limit has been reached"),
+            error_type="usage_limit_reached",
+            error_fields={"plan_type": "plus", "resets_at": reset, "resets_in_seconds": resets_in_s},
+            error_headers=(
+                ("x-codex-primary-used-percent", f"{used_percent:g}"),
+                ("x-codex-primary-window-minutes", "300"),
+                ("x-codex-primary-reset-at", str(reset)),
+                ("x-codex-primary-reset-after-seconds", str(resets_in_s)),
+            )
+            if headers
+            else (),
+            label="error:429:usage_limit",
+        )
+
+    return dynamic(build, label="usage_limit")
 
 
 # --------------------------------------------------------------------------------------------
@@ -310,6 +342,13 @@ def _output_items(turn: Turn) -> list[dict[str, Any]]:
 
 
 class _Handler(scripted.ScriptedHandler):
+    _error_headers: tuple[tuple[str, str], ...] = ()
+
+    def extra_headers(self) -> None:
+        for name, value in self._error_headers:
+            self.send_header(name, value)
+        self._error_headers = ()
+
     def route(self, body: Any, entry: dict[str, Any]) -> None:
         path = urlsplit(self.path).path
         if self.command == "POST" and path.endswith("/responses") and isinstance(body, dict):
@@ -330,7 +369,9 @@ class _Handler(scripted.ScriptedHandler):
         if turn.error is not None:
             status, message = turn.error
             entry["error_status"] = status
-            self._json({"error": {"type": "server_error", "message": message}}, status=status)
+            self._error_headers = turn.error_headers
+            error = {"type": turn.error_type, "message": message, **turn.error_fields}
+            self._json({"error": error}, status=status)
             return
         items = _output_items(turn)
         entry["reply_items"] = items

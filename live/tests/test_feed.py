@@ -99,3 +99,9 @@ def test_the_runs_list_answers_htmx_with_the_list_alone(authed_client, run):
     body = authed_client.get("/", headers={"HX-Request": "true"}).content.decode()
     assert body.startswith('<section id="runs-list">') and f'id="run-row-{run.pk}"' in body
     assert "<title>" not in body and "hx-swap-oob" not in body
+
+
+def test_a_turn_stopped_on_a_limit_is_told_however_short():
+    assert feed.notification(7, "idle", "working", now=300.0) == ""
+    assert feed.notification(7, "working", "idle", now=300.5, limited=True) == "limit"
+    assert feed.notification(7, "", "idle", limited=True) == ""  # a watcher just started: nothing

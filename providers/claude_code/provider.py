@@ -26,11 +26,12 @@ from providers.bounded import put_bounded
 from providers.claude_code import auth, recipes, seed, transcript, trust
 from providers.claude_code.commands import command_catalog
 from providers.claude_code.dialogs import Intent, intent_for, intent_from_json, intent_to_json
-from providers.claude_code.spool import SpoolView, event_time_ns, fold, sweepable
+from providers.claude_code.spool import SpoolView, event_time_ns, fold, sweepable, usage_from_status
 from providers.claude_code.tool_results import ToolResults
 from providers.errors import ReplyNotDelivered, SessionGone, SpawnFailed, StaleDialog, StillStarting
 from providers.hookspool import spool_events
 from providers.outbox import keys_lock, reply_lock
+from providers.safefile import UnsafeFile, read_regular
 from providers.schema import (
     Answer,
     AuthFlow,
@@ -47,6 +48,7 @@ from providers.schema import (
     SpawnOption,
     SpawnResult,
     TranscriptRead,
+    Usage,
     WorkspaceChoices,
 )
 from providers.tmux import Tmux
@@ -72,6 +74,7 @@ MAX_FIRST_SEEN = 1000  # dialogs whose tool_use a transcript read showed (the se
 ENTER_DELAY_BASE_S = 0.15
 ENTER_DELAY_PER_KB_S = 0.25
 ENTER_DELAY_MAX_S = 1.5
+MAX_STATUS_BYTES = 256 * 1024  # one statusLine payload: 0.8-1.3 KB with an API key (compat §16)
 # A reply sent while the CLI starts waits this long for its input, then gets StillStarting
 # (nothing sent). Starts took 1-2 s idle, 3-11 s under load (NOTES-live.md).
 READY_TIMEOUT_S = 15.0
@@ -198,6 +201,7 @@ class ClaudeCodeProvider(TuiAdapter[SpoolView]):
         if run.spool_dir:
             Path(run.spool_dir).mkdir(parents=True, exist_ok=True, mode=0o700)
             inline.update(self.hook_settings(run.spool_dir))
+            inline.update(self.status_settings(run))
         env = {**self.agent_env(), **dict(run.env)}
         if not run.trusted:
             argv += seed.untrusted_args(cwd)
@@ -220,6 +224,38 @@ class ClaudeCodeProvider(TuiAdapter[SpoolView]):
         hooks: dict[str, object] = {event: [{"hooks": handlers}] for event in HOOK_EVENTS}
         hooks.update({event: [{"matcher": "*", "hooks": handlers}] for event in MATCHED_HOOK_EVENTS})
         return {"hooks": hooks}
+
+    # --- the status line (compat §16) ------------------------------------------------------
+
+    @staticmethod
+    def status_file(run: RunHandle) -> Path:
+        # In the spool, so a new status wakes the run's watcher (the page's figures follow the
+        # run as it works), under a name the spool's fold and sweep never read (not *.json).
+        return Path(run.spool_dir) / "status.line"
+
+    def status_settings(self, run: RunHandle) -> dict[str, object]:
+        """The statusLine that writes each payload to the run's status file, then runs the
+        operator's own status line (their settings, which lab's inline one overrides) on it."""
+        script = Path(__file__).parent.parent / "hook_writer.py"
+        argv = [sys.executable, "-S", str(script), "--status", str(self.status_file(run))]
+        own = seed.operator_status_line(self.home(), Path(run.worktree), trusted=run.trusted)
+        line: dict[str, object] = {"type": "command"}
+        if own is not None:
+            # The CLI runs a statusLine command through a shell: the operator's runs as it would.
+            argv += ["--", "/bin/sh", "-c", own["command"]]
+            line.update({k: v for k, v in own.items() if k not in ("type", "command")})
+        line["command"] = shlex.join(argv)
+        return {"statusLine": line}
+
+    def usage(self, run: RunHandle) -> Usage | None:
+        path = self.status_file(run)
+        try:
+            raw = read_regular(str(path), MAX_STATUS_BYTES)
+            at_ns = path.stat().st_mtime_ns
+            data = orjson.loads(raw)
+        except (OSError, UnsafeFile, orjson.JSONDecodeError):
+            return None
+        return usage_from_status(data, at_ns) if isinstance(data, dict) else None
 
     # --- repository trust (trust.py; the record in seed.py) ---------------------------------
 

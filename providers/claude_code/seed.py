@@ -365,3 +365,23 @@ def untrusted_settings(worktree: Path, choices: WorkspaceChoices) -> dict[str, o
     if not choices.attribution:
         out["attribution"] = dict(NO_ATTRIBUTION)
     return out
+
+
+STATUS_SETTINGS = ".claude/settings.json"
+
+
+def operator_status_line(home: Path, worktree: Path, *, trusted: bool) -> dict[str, Any] | None:
+    """The status line the operator's own settings give the CLI (compat §16), which lab's
+    inline statusLine would otherwise replace: the worktree's local then project settings (only
+    when the run loads the repository's settings) over the user's. None when none sets one."""
+    root = Path(os.path.realpath(worktree))
+    candidates = [root / LOCAL_SETTINGS, root / STATUS_SETTINGS] if trusted else []
+    for path in [*candidates, Path(home) / STATUS_SETTINGS]:
+        try:
+            data = json.loads(read_head(path, 1 << 20))
+        except (OSError, ValueError, UnsafeFile):
+            continue
+        line = data.get("statusLine") if isinstance(data, dict) else None
+        if isinstance(line, dict) and line.get("type") == "command" and isinstance(line.get("command"), str):
+            return line
+    return None

@@ -27,7 +27,7 @@ from typing import Any
 from providers.bounded import put_bounded
 from providers.claude_code.dialogs import ASK_TOOL, PLAN_TOOL, approval_dialog
 from providers.claude_code.transcript import dialog_for
-from providers.schema import Dialog
+from providers.schema import Dialog, Quota, Usage
 
 DIALOG_TOOLS = frozenset({ASK_TOOL, PLAN_TOOL})
 PERMISSION_PROMPT = "permission_prompt"
@@ -252,3 +252,50 @@ def sweepable(view: SpoolView, now_ns: int, min_age_ns: int = SWEEP_MIN_AGE_NS) 
         if at and now_ns - at >= min_age_ns:
             out.append(name)
     return out
+
+
+# compat §16: the statusLine payload's account limits, in the order the page shows them.
+QUOTA_NAMES = (("five_hour", "5-hour"), ("seven_day", "7-day"))
+
+
+def _number(value: object) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def usage_from_status(data: Mapping[str, Any], at_ns: int = 0) -> Usage:
+    """compat §16: what a statusLine payload says about the context and the account. A field
+    the CLI sent as null or left out stays None ("not reported"): before the first reply the
+    context's figures are null, and an API key has no `rate_limits`."""
+    window = data.get("context_window")
+    window = window if isinstance(window, Mapping) else {}
+    current = window.get("current_usage")
+    current = current if isinstance(current, Mapping) else None
+    context = turn = None
+    if current is not None:
+        parts = [
+            _number(current.get(k))
+            for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+        ]
+        context = int(sum(p or 0 for p in parts))
+        turn = context + int(_number(current.get("output_tokens")) or 0)
+    size = _number(window.get("context_window_size"))
+    percent = _number(window.get("used_percentage"))
+    limits = data.get("rate_limits")
+    quotas: tuple[Quota, ...] | None = None
+    if isinstance(limits, Mapping):
+        found = []
+        for key, name in QUOTA_NAMES:
+            entry = limits.get(key)
+            used = _number(entry.get("used_percentage")) if isinstance(entry, Mapping) else None
+            if isinstance(entry, Mapping) and used is not None:
+                resets = _number(entry.get("resets_at"))
+                found.append(Quota(name=name, used_percent=used, resets_at=int(resets or 0)))
+        quotas = tuple(found) or None
+    return Usage(
+        context_tokens=context,
+        context_window=int(size) if size else None,
+        context_percent=percent if current is not None else None,
+        turn_tokens=turn,
+        quotas=quotas,
+        at_ns=at_ns,
+    )

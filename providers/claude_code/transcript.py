@@ -572,12 +572,15 @@ class _Reader(LineReader):
                 if text.strip():
                     # An isAbortedMidStream entry still shows what had streamed (compat §1);
                     # an API error the CLI gave up on is its own synthetic entry (compat §13).
+                    limit, resets_at = api_limit(e) if is_error else ("", 0)
                     self.emit(
                         MessageKind.LIFECYCLE if is_error else MessageKind.ASSISTANT_TEXT,
                         text,
                         timestamp=stamp,
                         native_id=_str(e.get("uuid")),
                         is_error=is_error,
+                        limit=limit,
+                        resets_at=resets_at,
                     )
             elif block_type in ("thinking", "redacted_thinking"):
                 # compat §13: its own entry, signed; redacted thinking carries no readable text.
@@ -815,6 +818,22 @@ def _attachment_type(raw: bytes) -> bytes | None:
         return None
     found = _ATTACHMENT_TYPE.match(raw, brace + 1, brace + 80)
     return found.group(1) if found else None
+
+
+def api_limit(e: dict[str, Any]) -> tuple[str, int]:
+    """compat §16: an API error entry the CLI wrote for a turn a limit refused, as (Message.limit,
+    Message.resets_at). A plan's usage limit is `apiError: usage_limit_reached` with the reset in
+    `apiErrorParams.rate_limit_info.resetsAt` (epoch seconds); any other 429 is `error:
+    rate_limit` with no reset recorded (an API key's rate limit: captured live)."""
+    if e.get("apiError") == "usage_limit_reached":
+        params = e.get("apiErrorParams")
+        info = params.get("rate_limit_info") if isinstance(params, dict) else None
+        resets = info.get("resetsAt") if isinstance(info, dict) else None
+        at = int(resets) if isinstance(resets, int | float) and not isinstance(resets, bool) else 0
+        return "usage", max(at, 0)
+    if e.get("error") == "rate_limit" or e.get("apiErrorStatus") == 429:
+        return "rate", 0
+    return "", 0
 
 
 def _str(value: object) -> str:

@@ -39,7 +39,7 @@ from providers.errors import (
 )
 from providers.hook_writer import SPOOL_ENV
 from providers.hookspool import spool_events
-from providers.safefile import read_tail, write_private
+from providers.safefile import UnsafeFile, read_tail, write_private
 from providers.schema import (
     Answer,
     AuthFlow,
@@ -58,6 +58,7 @@ from providers.schema import (
     SpawnOption,
     SpawnResult,
     TranscriptRead,
+    Usage,
     WorkspaceChoices,
 )
 from providers.tmux import Tmux
@@ -78,6 +79,7 @@ CLEAR_TIMEOUT_S = 10.0
 MAX_CACHE = 256
 MAX_RESOLVED = 1000
 TAIL_BYTES = 1024 * 1024
+USAGE_TAIL_BYTES = 256 * 1024  # a token_count follows every request: the last one is near the end
 SWEEP_AGE_NS = 600 * 1_000_000_000  # older than a turn is likely to need
 
 
@@ -156,6 +158,9 @@ class CodexProvider(TuiAdapter[SpoolView]):
         # §4: the default daemon outlives tmux; the pinned version is the verified one, so no
         # update check (its prompt would hold the TUI at start).
         argv = [self.binary(), "--no-daemon", "-c", "check_for_update_on_startup=false"]
+        # §16: near a rate limit 0.171.0 opens a "switch model?" picker; a reply typed then would
+        # pick its first row (another model). lab's continue must land at the prompt.
+        argv += ["-c", "notice.hide_rate_limit_model_nudge=true"]
         for name, flag in (("approval", "--ask-for-approval"), ("sandbox", "--sandbox")):
             value = options.get(name, declared[name].default)
             if value not in {v for v, _ in declared[name].choices}:
@@ -326,6 +331,18 @@ class CodexProvider(TuiAdapter[SpoolView]):
         closed = {i for i in rest if _closed_in(tail, i.encode())}
         self._note_resolved(closed)
         return frozenset(known | closed)
+
+    def usage(self, run: RunHandle) -> Usage | None:
+        """§16: the rollout's last token_count, from its tail (a bounded read)."""
+        path = self.locate_transcript(run)
+        if not path:
+            return None
+        try:
+            tail = read_tail(path, USAGE_TAIL_BYTES)
+            at_ns = os.stat(path).st_mtime_ns
+        except (OSError, UnsafeFile):
+            return None
+        return transcript.last_usage(tail, at_ns)
 
     def asking(self, run: RunHandle, view: SpoolView) -> Asking | None:
         if view.pending is not None:

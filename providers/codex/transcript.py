@@ -27,7 +27,7 @@ import orjson
 
 from providers.jsonl import Limits, LineReader, read_in_passes
 from providers.outbox import normalize
-from providers.schema import Cursor, Message, MessageKind, RunState, TranscriptRead
+from providers.schema import Cursor, Message, MessageKind, Quota, RunState, TranscriptRead, Usage
 
 RECENT_TOOLS = 64  # call_id → tool name, to name the result that follows
 RESULT_MAX_CHARS = 4000
@@ -66,6 +66,7 @@ class CodexState:
     tool_names: tuple[tuple[str, str], ...] = ()  # (call_id, name), bounded
     corrupt: int = 0
     skip_from: int | None = None
+    reset_at: int = 0  # compat §16: when the full account window last reported resets, 0 unknown
 
 
 @dataclass
@@ -77,6 +78,7 @@ class _Reader(LineReader):
     tool_names: deque[tuple[str, str]]
     corrupt: int
     intents: Mapping[str, str]
+    reset_at: int = 0
     messages: list[Message] = field(default_factory=list)
     stats: dict[str, int] = field(default_factory=dict)
 
@@ -90,6 +92,7 @@ class _Reader(LineReader):
             tool_names=deque(st.tool_names, maxlen=RECENT_TOOLS),
             corrupt=st.corrupt,
             intents=intents,
+            reset_at=st.reset_at,
         )
 
     def freeze(self, skip_from: int | None) -> CodexState:
@@ -100,6 +103,7 @@ class _Reader(LineReader):
             tool_names=tuple(self.tool_names),
             corrupt=self.corrupt,
             skip_from=skip_from,
+            reset_at=self.reset_at,
         )
 
     def settle(self, state: RunState, stamp: str = "") -> None:
@@ -149,16 +153,21 @@ class _Reader(LineReader):
         kind = p.get("type")
         if kind == "task_started":
             self.settle(RunState.WORKING, stamp)
+        elif kind == "token_count":
+            self.reset_at = full_window_reset(p.get("rate_limits"))
         elif kind == "task_complete":
             if "error" in p and p["error"] is not None:
                 # compat §2: a turn Codex gave up on (its retries spent) records no error event,
                 # only the error on its task_complete.
+                limit = turn_limit(p["error"])
                 self.emit(
                     MessageKind.LIFECYCLE,
                     turn_error_text(p["error"]),
                     timestamp=stamp,
                     native_id=f"failed-{_str(p.get('turn_id'))}",
                     is_error=True,
+                    limit=limit,
+                    resets_at=self.reset_at if limit else 0,
                 )
             self.settle(RunState.IDLE)
         elif kind == "turn_aborted":
@@ -251,6 +260,80 @@ class _Reader(LineReader):
                 native_id=f"backstop-{call_id}",
                 is_error=True,
             )
+
+
+def turn_limit(error: object) -> str:
+    """compat §16: "usage" for a plan's usage limit (`codex_error_info: usage_limit_exceeded`),
+    "rate" for a 429 Codex gave up on after its retries, "" for any other failed turn."""
+    if not isinstance(error, dict):
+        return ""
+    info = error.get("codex_error_info")
+    if info == "usage_limit_exceeded":
+        return "usage"
+    retried = info.get("response_too_many_failed_attempts") if isinstance(info, dict) else None
+    if isinstance(retried, dict) and retried.get("http_status_code") == 429:
+        return "rate"
+    return ""
+
+
+# compat §16: a rate-limit window's length in minutes, as the page names it.
+WINDOW_NAMES = {300: "5-hour", 10080: "7-day"}
+
+
+def _windows(limits: object) -> list[Quota]:
+    if not isinstance(limits, dict):
+        return []
+    found = []
+    for key in ("primary", "secondary"):
+        w = limits.get(key)
+        used = w.get("used_percent") if isinstance(w, dict) else None
+        if not isinstance(w, dict) or not isinstance(used, int | float) or isinstance(used, bool):
+            continue
+        minutes = w.get("window_minutes")
+        name = WINDOW_NAMES.get(minutes, f"{minutes}-minute") if isinstance(minutes, int) else key
+        resets = w.get("resets_at")
+        at = int(resets) if isinstance(resets, int | float) and not isinstance(resets, bool) else 0
+        found.append(Quota(name=name, used_percent=float(used), resets_at=at))
+    return found
+
+
+def full_window_reset(limits: object) -> int:
+    """When the account window the rollout last reported full resets (the latest of them), 0
+    when none is full or none said when."""
+    return max((q.resets_at for q in _windows(limits) if q.used_percent >= 100), default=0)
+
+
+def last_usage(tail: bytes, at_ns: int = 0) -> Usage | None:
+    """compat §16: the last `token_count` event of a rollout's tail: the last request's tokens
+    against the model's window, and the account's windows (null with an API key: not
+    reported). None when the tail holds none."""
+    for raw in reversed(tail.splitlines()):
+        if b'"token_count"' not in raw:
+            continue
+        try:
+            entry = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            continue
+        payload = entry.get("payload") if isinstance(entry, dict) else None
+        if not isinstance(payload, dict) or payload.get("type") != "token_count":
+            continue
+        info = payload.get("info")
+        last = info.get("last_token_usage") if isinstance(info, dict) else None
+        total = last.get("total_tokens") if isinstance(last, dict) else None
+        window = info.get("model_context_window") if isinstance(info, dict) else None
+        tokens = total if isinstance(total, int) and not isinstance(total, bool) else None
+        size = window if isinstance(window, int) and not isinstance(window, bool) and window > 0 else None
+        percent = round(100 * tokens / size, 1) if tokens is not None and size else None
+        quotas = tuple(_windows(payload.get("rate_limits"))) or None
+        return Usage(
+            context_tokens=tokens,
+            context_window=size,
+            context_percent=percent,
+            turn_tokens=tokens,
+            quotas=quotas,
+            at_ns=at_ns,
+        )
+    return None
 
 
 def turn_error_text(error: object) -> str:

@@ -51,11 +51,12 @@
     question: function (run) { return run.name + " asks" + (run.waiting ? ": " + run.waiting : ""); },
     needs_input: function (run) { return run.name + " waits for your input" + (run.waiting ? ": " + run.waiting : ""); },
     finished: function (run) { return run.name + " finished its turn"; },
+    limit: function (run) { return run.name + ": " + (run.waiting || "a usage limit stopped its turn"); },
   };
 
   function notify(kind, run) {
     if (!SAID[kind] || !enabled() || lookingAt(run)) return;
-    const target = run.url + (kind === "finished" ? "" : "#dialog");
+    const target = run.url + (kind === "finished" || kind === "limit" ? "" : "#dialog");
     // One notification per run and kind: several open tabs replace each other's.
     const n = new Notification("lab: " + SAID[kind](run), { tag: "lab-run-" + run.id + "-" + kind, body: run.waiting || "" });
     n.onclick = function () {

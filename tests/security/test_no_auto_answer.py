@@ -46,6 +46,12 @@ GENERIC_KEY_SENDERS = {
     "runs/services.py:run_interrupt",
     "runs/services.py:run_return_to_prompt",
     "runs/services.py:dialog_answer",
+    # The operator's own message sent later: one they scheduled, or the "continue" they opted
+    # into for a limit's reset. Only through run_reply, whose refusals keep it from answering
+    # a dialog (runs/tests/test_schedule.py: it waits while a question or a permission is asked).
+    "runs/schedule.py:send_one",
+    "runs/schedule.py:tick",
+    "runs/schedule.py:_loop",
 }
 # The TUI kit's signal readers (providers/tui.py), which every adapter standing on it uses.
 GENERIC_SIGNAL_READERS = [

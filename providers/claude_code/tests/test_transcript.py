@@ -258,6 +258,35 @@ def test_an_api_error_reply_is_an_error_line_not_a_reply(log: Log) -> None:
     assert result.state == RunState.IDLE
 
 
+def _limit_entry(**extra: object) -> dict[str, Any]:
+    return E.assistant(
+        E.text("API Error: Request rejected (429)"),
+        stop_reason="stop_sequence",
+        isApiErrorMessage=True,
+        **extra,
+    )
+
+
+def test_a_plan_usage_limit_is_a_limit_line_with_the_reset_the_cli_recorded(log: Log) -> None:
+    # compat §16: the subscription shape, as the pinned CLI's own schema describes it.
+    info = {"status": "rejected", "rateLimitType": "five_hour", "resetsAt": 1_800_000_000}
+    entry = _limit_entry(
+        error="rate_limit", apiError="usage_limit_reached", apiErrorParams={"rate_limit_info": info}
+    )
+    line = log.add(E.prompt("go"), entry).read().messages[1]
+    assert (line.limit, line.resets_at, line.is_error) == ("usage", 1_800_000_000, True)
+
+
+def test_a_429_without_a_reset_is_a_rate_limit_with_no_reset(log: Log) -> None:
+    line = log.add(E.prompt("go"), _limit_entry(error="rate_limit", apiErrorStatus=429)).read().messages[1]
+    assert (line.limit, line.resets_at) == ("rate", 0)
+
+
+def test_other_api_errors_are_no_limit(log: Log) -> None:
+    line = log.add(E.prompt("go"), _limit_entry(error="unknown", apiErrorStatus=500)).read().messages[1]
+    assert line.limit == ""
+
+
 def _request(digest: str) -> dict[str, object]:
     return {"type": "api-request", "id": f"r-{digest}", "requestDigest": digest, "timestamp": E.TS}
 

@@ -56,6 +56,7 @@ def observed(fixture: Path) -> dict[str, Any]:
                 "timestamp": m.timestamp,
                 "native_id": m.native_id,
                 "is_error": m.is_error,
+                **({"limit": m.limit, "resets_at": m.resets_at} if m.limit else {}),
             }
             for m in read.messages
         ],

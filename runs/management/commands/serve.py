@@ -111,4 +111,5 @@ class Command(BaseCommand):
             return
         daphne = os.path.join(os.path.dirname(sys.executable), "daphne")
         argv = [daphne, "-b", settings.BIND_HOST, "-p", str(settings.BIND_PORT), "lab.asgi:application"]
+        os.environ["LAB_SERVE"] = "1"  # lab/asgi.py starts the scheduled messages' loop
         os.execv(daphne, argv)  # daphne becomes this process: signals and exit codes are its own
