@@ -64,9 +64,13 @@ self.addEventListener("notificationclick", function (event) {
   const data = event.notification.data || {};
   const target = new URL(data.target || "/", self.location.origin);
   if (target.origin !== self.location.origin) return;
-  event.waitUntil(self.clients.matchAll({ type: "window", includeUncontrolled: true }).then(function (clients) {
-    const same = clients.find(function (c) { return c.url === target.href; });
-    if (same && "focus" in same) return same.focus();
-    return self.clients.openWindow(target.href);
+  // An open lab tab goes to the run (the one already there first); with none, a new window.
+  event.waitUntil(self.clients.matchAll({ type: "window" }).then(function (clients) {
+    const tab = clients.find(function (c) { return c.url === target.href; })
+      || clients.find(function (c) { return new URL(c.url).pathname === target.pathname; })
+      || clients.find(function (c) { return c.visibilityState === "visible"; }) || clients[0];
+    if (!tab) return self.clients.openWindow(target.href);
+    const there = tab.url === target.href ? Promise.resolve(tab) : tab.navigate(target.href);
+    return there.then(function (c) { return (c || tab).focus(); }).catch(function () { /* focus needs a real click */ });
   }));
 });
