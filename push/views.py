@@ -119,7 +119,8 @@ def _b64(value: object, size: int, what: str) -> str:
     if not isinstance(value, str) or len(value) > 200:
         raise BadSubscription(f"{what} is missing")
     try:
-        raw = base64.urlsafe_b64decode(value + "=" * (-len(value) % 4))
+        # validate: the lenient decoder drops characters outside the alphabet instead of refusing
+        raw = base64.b64decode(value + "=" * (-len(value) % 4), altchars=b"-_", validate=True)
     except (binascii.Error, ValueError):
         raise BadSubscription(f"{what} is not base64url") from None
     if len(raw) != size:
