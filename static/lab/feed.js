@@ -50,6 +50,7 @@
   const SAID = {
     question: function (run) { return run.name + " asks" + (run.waiting ? ": " + run.waiting : ""); },
     needs_input: function (run) { return run.name + " waits for your input" + (run.waiting ? ": " + run.waiting : ""); },
+    usage_limit: function (run) { return run.name + " reached a usage limit"; },
     finished: function (run) { return run.name + " finished its turn"; },
   };
 
