@@ -83,11 +83,11 @@
   // push with the same tag then replaces it instead of showing a second one.
   function show(title, options, onclick) {
     if (localStorage.getItem(PUSHED) === "on" && "serviceWorker" in navigator && navigator.serviceWorker.controller) {
-      navigator.serviceWorker.ready.then(function (reg) { return reg.showNotification(title, options); });
-      return;
+      return navigator.serviceWorker.ready.then(function (reg) { return reg.showNotification(title, options); });
     }
     const n = new Notification(title, options);
     n.onclick = function () { onclick(); n.close(); };
+    return Promise.resolve();
   }
 
   window.labPush = { on: on, off: off, show: show };

@@ -154,6 +154,19 @@ def test_a_push_shows_lab_s_notification_and_its_click_opens_the_run_at_its_dial
     page.goto("/")
     _controlled(page)
     cdp, registration = _registration_id(page, f"{lab_server.url}/")
+    # The tab saw the question first (feed.js, in a browser that gets pushes): its toast has
+    # the push's tag, so the push that follows replaces it instead of showing a second one.
+    state = page.evaluate(
+        """(tag) => {
+          localStorage.setItem("lab.push", "on");
+          const options = { tag: tag, body: "tab", data: { target: "/" } };
+          const shown = window.labPush.show("lab: from the tab", options, () => {});
+          return shown.then(() => "shown", (e) => String(e));
+        }""",
+        f"lab-run-{run_id}-question",
+    )
+    assert state == "shown"
+    assert _notifications(page, until=bool)[0]["title"] == "lab: from the tab"
     # What lab's sender encrypts for the browser; the push service hands the browser this text.
     push = Push(
         run_id=run_id, name=chat_run.name, kind="question", text="Which colour?", url=f"/runs/{run_id}/"
@@ -162,7 +175,7 @@ def test_a_push_shows_lab_s_notification_and_its_click_opens_the_run_at_its_dial
         "ServiceWorker.deliverPushMessage",
         {"origin": lab_server.url, "registrationId": registration, "data": push.body()},
     )
-    notes = _notifications(page, until=bool)
+    notes = _notifications(page, until=lambda ns: [n["title"] for n in ns] != ["lab: from the tab"])
     assert notes == [
         {
             "title": f"lab: {chat_run.name} asks: Which colour?",
