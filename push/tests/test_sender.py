@@ -158,3 +158,19 @@ def test_a_failing_delivery_does_not_stop_the_sender():
 def test_nothing_is_queued_while_push_is_off(settings):
     settings.LAB_PUSH = False
     assert sender.submit(QUESTION) is False
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_slow_push_service_holds_up_the_sender_thread_and_never_the_caller(operator, push_on):
+    slow = LocalPushService(delay=1.5)
+    try:
+        _subscribe(operator, slow.subscribe("slow"))
+        queue = sender.Sender()
+        started = time.monotonic()
+        assert queue.submit(QUESTION) and queue.submit(QUESTION)
+        assert time.monotonic() - started < 0.2
+        queue.join()  # the thread posted both, one after the other
+        assert time.monotonic() - started >= 3.0
+        assert [r.payload["kind"] for r in slow.received if r.payload] == ["question", "question"]
+    finally:
+        slow.close()
