@@ -6,6 +6,7 @@
 "use strict";
 
 (function () {
+  const SUBSCRIBE_S = 15;
   const PUSHED = "lab.push"; // localStorage: "on" while this browser holds a subscription lab has
 
   function csrf() {
@@ -50,7 +51,15 @@
       // A subscription made with another key (a new data dir) cannot be reused: start afresh.
       const old = await reg.pushManager.getSubscription();
       if (old) await old.unsubscribe();
-      const sub = await reg.pushManager.subscribe({ userVisibleOnly: true, applicationServerKey: b64ToBytes(info.key) });
+      say("Subscribing this browser to notifications with the tab closed…");
+      // A browser whose push service cannot be reached (offline, or a build without one) may
+      // never answer: say so after a while instead of leaving the operator to wonder.
+      const sub = await Promise.race([
+        reg.pushManager.subscribe({ userVisibleOnly: true, applicationServerKey: b64ToBytes(info.key) }),
+        new Promise(function (resolve, reject) {
+          setTimeout(function () { reject(new Error("it did not answer in " + SUBSCRIBE_S + " s")); }, SUBSCRIBE_S * 1000);
+        }),
+      ]);
       const answer = await post("/push/subscribe/", sub.toJSON());
       if (!answer.ok) {
         const why = await answer.json().catch(function () { return {}; });
@@ -62,7 +71,7 @@
       say("");
     } catch (e) {
       localStorage.removeItem(PUSHED);
-      say("Notifications with the tab closed are unavailable here: the browser's push service refused (" + (e && e.message ? e.message : e) + "). They show while a lab tab is open.");
+      say("Notifications with the tab closed are unavailable here: the browser's push service failed (" + (e && e.message ? e.message : e) + "). They show while a lab tab is open.");
     }
   }
 

@@ -199,3 +199,29 @@ def test_a_push_shows_lab_s_notification_and_its_click_opens_the_run_at_its_dial
     expect(page).to_have_url(re.compile(re.escape(chat_run.url) + "#dialog$"))
     expect(page.locator("#dialog")).to_be_attached()
     assert _notifications(page, until=lambda ns: ns == []) == []  # the click closed it
+
+
+def test_notify_me_subscribes_this_browser_or_says_why_it_cannot(
+    app_context: Any, app_page: Any, lab_server: LabServer
+) -> None:
+    app_context.grant_permissions(["notifications"], origin=lab_server.url)
+    page = app_page
+    page.goto("/")
+    _controlled(page)
+    toggle = page.locator("#notify-toggle")
+    expect(toggle).to_have_text("Notify me")
+    toggle.click()
+    expect(toggle).to_have_text("Notifications on")  # the tab's own notifications, either way
+    status = page.locator("#push-status")
+    expect(status).to_have_text("Subscribing this browser to notifications with the tab closed…")
+    # Offline, Chromium's push service never answers; with one, lab lists this browser.
+    expect(status).to_have_text(
+        re.compile(
+            r"^$|push service failed \(it did not answer in 15 s\)\. They show while a lab tab is open\.$"
+        )
+    )
+    if status.inner_text():
+        assert page.evaluate("localStorage.getItem('lab.push')") is None
+    else:
+        page.goto("/account/notifications/")
+        expect(page.locator("table.devices tbody tr")).to_have_count(1)
