@@ -39,6 +39,10 @@
   }
 
   async function on() {
+    if (!window.isSecureContext) {
+      say("Notifications with the tab closed need lab served over https; they show while a lab tab is open.");
+      return;
+    }
     if (!supported()) {
       const ios = /iPhone|iPad/.test(navigator.userAgent) && !navigator.standalone;
       say(ios ? "With the tab closed, iOS notifies only lab added to the Home Screen." : "This browser cannot notify with the tab closed; notifications show while a lab tab is open.");
