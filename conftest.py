@@ -98,3 +98,10 @@ def fresh_indexes():
     yield _indexes
     _indexes.clear()
     _gap_frames.clear()
+
+
+@pytest.fixture(autouse=True)
+def _no_web_push(settings):
+    # A test sends Web Push only when it asks for it (push/tests/): the sender's thread would
+    # otherwise outlive the test's database.
+    settings.LAB_PUSH = False

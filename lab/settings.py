@@ -172,6 +172,7 @@ INSTALLED_APPS = [
     "runs",
     "live",
     "terminal",
+    "push",
     "auth_flows",
     "seeding",
     "compat",  # management commands only: make demo, the scripted model
@@ -373,3 +374,28 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
     "loggers": {"daphne": {"level": "WARNING"}},
 }
+
+
+# --- Web Push (push/) --------------------------------------------------------------------------
+
+# Browsers offer service workers and push only to a secure context: an https origin or
+# loopback. Elsewhere push is off unless asked for (the account page says why it would fail).
+LAB_PUSH = env_bool("LAB_PUSH", _https or _is_loopback(_origin.hostname or ""))
+# The VAPID key pair (RFC 8292), generated on first use; a push service ties every
+# subscription to it, so it is kept like the secret key.
+LAB_PUSH_KEY_FILE = DATA_DIR / "vapid_private.pem"
+_private(private_file, LAB_PUSH_KEY_FILE)
+# The VAPID "sub" claim: whom a push service may contact about lab's pushes.
+LAB_PUSH_CONTACT = env.str(
+    "LAB_PUSH_CONTACT", default=LAB_ORIGIN if _https else "mailto:operator@lab.invalid"
+)
+if not LAB_PUSH_CONTACT.startswith(("mailto:", "https://")):
+    raise ImproperlyConfigured(f"LAB_PUSH_CONTACT must be a mailto: or https: URL, got {LAB_PUSH_CONTACT!r}")
+# How long a push service keeps an undelivered push (RFC 8030 TTL): a "needs input" from hours
+# ago is stale.
+LAB_PUSH_TTL = env.int("LAB_PUSH_TTL", default=900)
+if not 0 <= LAB_PUSH_TTL <= 7 * 24 * 3600:
+    raise ImproperlyConfigured(f"LAB_PUSH_TTL must be between 0 and 604800 seconds, got {LAB_PUSH_TTL}")
+# Test-only: accept a subscription whose endpoint is plain http (the tests' local push
+# service). Every browser's push service is https; there is no environment variable for it.
+LAB_PUSH_HTTP_ENDPOINTS = False

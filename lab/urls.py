@@ -10,6 +10,7 @@ urlpatterns = [
     path("account/", include("accounts.urls")),
     path("admin/", admin.site.urls),
     path("providers/", include("auth_flows.urls")),
+    path("", include("push.urls")),
     path("", include("terminal.urls")),
     path("", include("runs.urls")),
 ]

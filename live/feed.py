@@ -17,10 +17,12 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from broadcast import groups
-from providers.schema import RunState
+from providers.schema import DialogKind, RunState
+from push import sender as push_sender
+from push.payload import Push, first_line
 from runs import services
 from runs.models import Run
-from runs.rows import Row, row, run_row
+from runs.rows import WAITING_MAX, Row, row, run_row, waiting_for
 from runs.runview import RunView
 
 FEED_GROUP = groups.FEED
@@ -100,3 +102,20 @@ async def state_changed(layer: Any, view: RunView, *, previous: str) -> None:
     await layer.group_send(
         FEED_GROUP, {"type": groups.FEED_EVENT, "text": frame(runs=[entry(r)], notify=notify)}
     )
+    if notify:
+        # The same event to browsers with no lab tab open: queued, sent by another thread.
+        push_sender.submit(push_for(view, r, notify))
+
+
+def push_for(view: RunView, r: Row, kind: str) -> Push:
+    """The push for this change: the run's name, the kind, and for a question only its first line
+    (the row's "waiting for" joins every line of it)."""
+    text = r.waiting
+    dialog = view.dialog
+    if dialog is not None and dialog.kind != DialogKind.PLAN and r.state in services.DIALOG_STATES:
+        first = dialog.all_questions[0] if dialog.all_questions else None
+        asked = first_line(
+            ((first.prompt or first.header) if first is not None else "") or dialog.prompt or ""
+        )
+        text = asked[:WAITING_MAX] if asked else waiting_for(dialog, r.state)
+    return Push(run_id=r.run.pk, name=r.run.name, kind=kind, text=text, url=r.run.get_absolute_url())

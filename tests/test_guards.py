@@ -24,7 +24,7 @@ import grimp
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
-GENERIC = ("lab", "accounts", "live", "runs", "auth_flows", "seeding", "broadcast")
+GENERIC = ("lab", "accounts", "live", "runs", "auth_flows", "seeding", "broadcast", "push")
 # The seam: generic modules of providers/ that the generic core may import.
 SEAM = {
     "base",

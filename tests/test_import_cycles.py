@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import grimp
 
-PACKAGES = ("lab", "accounts", "live", "runs", "auth_flows", "seeding", "broadcast", "providers")
+PACKAGES = ("lab", "accounts", "live", "runs", "auth_flows", "seeding", "broadcast", "push", "providers")
 KNOWN: set[frozenset[str]] = set()  # none: a circle found here is a defect to remove, not to list
 
 

@@ -105,3 +105,32 @@ def test_a_turn_stopped_on_a_limit_is_told_however_short():
     assert feed.notification(7, "idle", "working", now=300.0) == ""
     assert feed.notification(7, "working", "idle", now=300.5, limited=True) == "limit"
     assert feed.notification(7, "", "idle", limited=True) == ""  # a watcher just started: nothing
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_the_same_notice_goes_to_web_push_with_only_the_question_s_first_line(
+    run, operator, settings, monkeypatch
+):
+    # What the feed hands the push sender (push/tests/ prove what the sender posts).
+    from push import sender
+
+    settings.LAB_PUSH = True
+    queued = []
+    monkeypatch.setattr(sender._sender, "submit", queued.append)
+    cookie = await sync_to_async(session_cookie)(operator)
+    ws = WebsocketCommunicator(application, "/ws/lab/", headers=ws_headers(cookie))
+    assert (await ws.connect())[0]
+    await ws.send_json_to({"type": "feed"})
+    await _frames_until(ws, lambda f: bool((d := _feed(f)) and d["snapshot"]))
+    fake_append(run.transcript_path, kind="user_text", text="go")
+    await _frames_until(ws, lambda f: bool((d := _feed(f)) and d["runs"][0]["state"] == "working"))
+    assert queued == []  # a turn that starts is no notice
+    prompt = "Which fruit?\nThe secret plan is in notes.md"
+    fake_raise_dialog(run.transcript_path, {"tool_use_id": "toolu_push", "prompt": prompt})
+    await _frames_until(ws, lambda f: bool((d := _feed(f)) and d["notify"] == "question"))
+    await ws.disconnect()
+
+    [push] = queued
+    assert (push.run_id, push.name, push.kind, push.url) == (run.pk, run.name, "question", f"/runs/{run.pk}/")
+    assert push.text == "Which fruit?"
+    assert push.tag == f"lab-run-{run.pk}-question"

@@ -57,13 +57,13 @@
   function notify(kind, run) {
     if (!SAID[kind] || !enabled() || lookingAt(run)) return;
     const target = run.url + (kind === "finished" || kind === "limit" ? "" : "#dialog");
-    // One notification per run and kind: several open tabs replace each other's.
-    const n = new Notification("lab: " + SAID[kind](run), { tag: "lab-run-" + run.id + "-" + kind, body: run.waiting || "" });
-    n.onclick = function () {
-      window.focus();
-      n.close();
-      location.assign(target);
-    };
+    // One notification per run and kind: several open tabs, and a Web Push for the same change
+    // (templates/push/sw.js), replace each other's.
+    const options = { tag: "lab-run-" + run.id + "-" + kind, body: run.waiting || "", data: { target: target } };
+    const open = function () { window.focus(); location.assign(target); };
+    if (window.labPush) { window.labPush.show("lab: " + SAID[kind](run), options, open); return; }
+    const n = new Notification("lab: " + SAID[kind](run), options);
+    n.onclick = function () { n.close(); open(); };
   }
 
   // A turn ended: what shows its results refreshes (the run's changes view).
@@ -166,9 +166,18 @@
   document.addEventListener("click", function (evt) {
     const btn = evt.target instanceof Element ? evt.target.closest("#notify-toggle") : null;
     if (!btn) return;
-    if (enabled()) { localStorage.setItem(OPT_IN, "off"); syncToggle(); return; }
+    if (enabled()) {
+      localStorage.setItem(OPT_IN, "off");
+      syncToggle();
+      if (window.labPush) window.labPush.off();
+      return;
+    }
     localStorage.setItem(OPT_IN, "on");
-    Notification.requestPermission().then(syncToggle, syncToggle);
+    // The same click subscribes this browser to Web Push (static/lab/push.js) once allowed.
+    Notification.requestPermission().then(function () {
+      syncToggle();
+      if (enabled() && window.labPush) window.labPush.on();
+    }, syncToggle);
   });
   document.addEventListener("DOMContentLoaded", syncToggle);
 })();

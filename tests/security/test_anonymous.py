@@ -25,8 +25,9 @@ from tests.security.support import (
 )
 
 # Reachable anonymously by design: the login form, the one-time link page, admin's login (which
-# only sends the visitor on to lab's rate-limited login).
-PUBLIC = {"login", "accounts:login_link", "admin:login"}
+# only sends the visitor on to lab's rate-limited login), and the web app manifest and service
+# worker (a browser fetches the manifest without cookies; neither holds anything private).
+PUBLIC = {"login", "accounts:login_link", "admin:login", "push:manifest", "push:service_worker"}
 METHODS = ["get", "post", "put", "patch", "delete", "options", "head"]
 TRICKS = {
     "bare": {},
