@@ -15,6 +15,7 @@ from typing import Protocol, runtime_checkable
 
 from providers.schema import (
     Answer,
+    Attachment,
     AuthFlow,
     AuthStatus,
     CommandSpec,
@@ -197,4 +198,19 @@ class ConnectingReporter(Protocol):
     def connecting(self, run: RunHandle) -> bool:
         """True from spawn until the CLI's session has started (the page shows "starting").
         Called on every watcher wake: cheap, no subprocess, no wait."""
+        ...
+
+
+@runtime_checkable
+class TakesAttachments(Protocol):
+    """Files sent with a message the way the CLI takes them (Claude Code and Codex: a pasted
+    image path becomes the CLI's own image input, `[Image #N]`; another file is named in the
+    text, and the agent reads it)."""
+
+    def reply_with_attachments(
+        self, run: RunHandle, text: str, attachments: Sequence[Attachment], *, again: bool = False
+    ) -> None:
+        """reply(), with `attachments` (saved in run.worktree) going in order before the text.
+        The same refusals before any key; ReplyNotDelivered when the CLI's record of the message
+        lacks an image it was given, naming it. `text` may be empty when there are attachments."""
         ...

@@ -50,6 +50,20 @@ class Message:
     # The provider's id of a side conversation this line opens (a background agent's own
     # transcript), readable with AgentProvider.side_transcript; "" when there is none.
     side: str = ""
+    # A file the operator attached to this message, as the CLI recorded its path (an image it
+    # took as image input); "" when there is none.
+    attachment: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Attachment:
+    """A file saved for the agent to read with the operator's next message."""
+
+    path: str  # absolute, inside the run's worktree
+    rel: str  # relative to the worktree, as a mention names it
+    name: str  # the name the operator gave it (shown, never used as a path)
+    media_type: str
+    is_image: bool
 
 
 class DialogKind(enum.StrEnum):

@@ -56,7 +56,7 @@ from providers.tui import (
     AnswerPlan,
     Asking,
     NewLines,
-    TuiAdapter,
+    PastesAttachments,
     spool_names,
     transcript_size,
 )
@@ -102,7 +102,7 @@ def enter_delay(text: str) -> float:
     return min(ENTER_DELAY_BASE_S + ENTER_DELAY_PER_KB_S * len(text.encode()) / 1024, ENTER_DELAY_MAX_S)
 
 
-class ClaudeCodeProvider(TuiAdapter[SpoolView]):
+class ClaudeCodeProvider(PastesAttachments[SpoolView]):
     id = "claude-code"
     binary_name = "claude"
     env_defaults = {"DISABLE_AUTOUPDATER": "1"}  # the pinned version is the verified one
@@ -113,6 +113,9 @@ class ClaudeCodeProvider(TuiAdapter[SpoolView]):
     # compat §9: one Esc stops a working turn. Never two (at idle a double Esc opens Rewind)
     # and never Ctrl-C (a second one at idle exits the CLI).
     interrupt_key = "Escape"
+    # compat §6 (attachments): a pasted image path becomes "[Image #N]" once the CLI has read
+    # the file; the receipt then checks each one.
+    image_settle_s = 1.0
 
     def __init__(self) -> None:
         super().__init__()
@@ -298,6 +301,17 @@ class ClaudeCodeProvider(TuiAdapter[SpoolView]):
 
     def records_prompt(self, line: bytes, want: str) -> bool:
         return transcript.records_prompt(line, want)
+
+    def records_images(self, line: bytes) -> list[str]:
+        return transcript.records_images(line)
+
+    def image_paste(self, path: str, index: int) -> str:
+        # compat §6 (attachments): a later path pasted with a leading space still attaches,
+        # and the placeholders stay apart.
+        return f" {path}" if index else path
+
+    def file_reference(self, rel: str) -> str:
+        return f"@{rel}"  # compat §13: the CLI reads a mentioned file itself, no prompt
 
     # --- the live channel (compat §8; spool.py) -----------------------------------------------
 

@@ -441,6 +441,7 @@ class _Reader(LineReader):
                 f"Attached the image {found.group(1).strip()}",
                 timestamp=_str(e.get("timestamp")),
                 native_id=uuid,
+                attachment=found.group(1).strip(),
             )
 
     def bash_mode(self, text: str, stamp: str, uuid: str) -> bool:
@@ -1090,6 +1091,22 @@ def records_prompt(line: bytes, want: str) -> bool:
         return normalize(SHELL_PREFIX + bash.group(1)) == want  # compat §6: bash mode
     got = normalize(_RECEIPT_PASTED.sub(lambda m: m.group(1), content))
     return got == want or (bool(want) and got.endswith(want))
+
+
+def records_images(line: bytes) -> list[str]:
+    """compat §13: the paths a pasted-image row names ("[Image: source: <path>]", isMeta),
+    written right after the prompt that carries the images."""
+    if b"[Image: source: " not in line:
+        return []
+    try:
+        entry = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return []
+    if not isinstance(entry, dict) or entry.get("type") != "user" or entry.get("isMeta") is not True:
+        return []
+    content = (entry.get("message") or {}).get("content")
+    text = content if isinstance(content, str) else _result_text(content)
+    return [m.group(1).strip() for m in _IMAGE_SOURCE.finditer(text)]
 
 
 _RECEIPT_UNKNOWN = "Unknown command: "

@@ -61,7 +61,7 @@ from providers.schema import (
     WorkspaceChoices,
 )
 from providers.tmux import Tmux
-from providers.tui import POLL_S, AnswerMark, AnswerPlan, Asking, NewLines, TuiAdapter
+from providers.tui import POLL_S, AnswerMark, AnswerPlan, Asking, NewLines, PastesAttachments
 
 READ_BUDGET = 4 * 1024 * 1024
 # §4 (readiness): the composer takes a paste once it is drawn (alternate screen on, cursor
@@ -81,12 +81,14 @@ TAIL_BYTES = 1024 * 1024
 SWEEP_AGE_NS = 600 * 1_000_000_000  # older than a turn is likely to need
 
 
-class CodexProvider(TuiAdapter[SpoolView]):
+class CodexProvider(PastesAttachments[SpoolView]):
     id = "codex"
     binary_name = "codex"
     # §4 (reply pacing): Enter after the paste has landed; retried once on an unrecorded send.
     # §6: a PreToolUse may be followed by its PermissionRequest; a reply waits this long first.
     tool_settle_s = 1.5
+    # §2 (images): a pasted image path becomes "[Image #N]" (the CLI's own image input).
+    image_settle_s = 1.0
 
     def __init__(self) -> None:
         super().__init__()
@@ -285,6 +287,9 @@ class CodexProvider(TuiAdapter[SpoolView]):
 
     def records_prompt(self, line: bytes, want: str) -> bool:
         return transcript.records_prompt(line, want)
+
+    def records_images(self, line: bytes) -> list[str]:
+        return transcript.records_images(line)
 
     def _state_now(self, run: RunHandle) -> RunState:
         """The transcript's state now, read on from this process's last cursor for the path."""

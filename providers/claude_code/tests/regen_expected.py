@@ -36,6 +36,7 @@ def _message(message: Message) -> dict[str, Any]:
         "is_error": message.is_error,
         **({"detail": message.detail} if message.detail else {}),
         **({"side": message.side} if message.side else {}),
+        **({"attachment": message.attachment} if message.attachment else {}),
     }
 
 
