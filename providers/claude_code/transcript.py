@@ -1082,6 +1082,11 @@ def records_prompt(line: bytes, want: str) -> bool:
         return False
     else:
         return False
+    if isinstance(content, list) and kind == "user":
+        # compat §6 (attachments): a prompt with pasted images is a text block beside them.
+        content = "".join(
+            _str(b.get("text")) for b in content if isinstance(b, dict) and b.get("type") == "text"
+        )
     if not isinstance(content, str):
         return False
     if command := _RECEIPT_COMMAND_NAME.search(content):
