@@ -23,8 +23,15 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from providers.base import AgentProvider, LiveSignals, PromptReturner
-from providers.errors import DialogNotAnswerable, PromptPending, ReplyRefused, SessionGone, StaleDialog
+from providers.base import AgentProvider, LiveSignals, PromptReturner, TakesAttachments
+from providers.errors import (
+    DialogNotAnswerable,
+    InvalidReply,
+    PromptPending,
+    ReplyRefused,
+    SessionGone,
+    StaleDialog,
+)
 from providers.registry import get_provider
 from providers.safefile import read_regular, write_private
 from providers.schema import Answer, Dialog, DialogKind, RunHandle, RunState, WorkspaceChoices
@@ -36,7 +43,7 @@ from runs.selectors import pending_dialog as pending_dialog
 from runs.selectors import run_alive as run_alive
 from runs.selectors import run_state as run_state
 from runs.transcripts import transcript_tail
-from seeding import worktrees
+from seeding import attachments, worktrees
 from seeding.services import agent_guard_env, default_choices, worktree_seed
 
 RUN_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,47}$")
@@ -242,20 +249,38 @@ def _require_live(run: Run) -> RunHandle:
     return run_handle(run)
 
 
-def run_reply(*, run: Run, text: str, again: bool = False) -> None:
+def run_reply(
+    *, run: Run, text: str, again: bool = False, uploads: Sequence[attachments.Upload] = ()
+) -> None:
     """Send the operator's message, unless it would act on the TUI in a way they did not ask
     for: answer a prompt on screen (PromptPending) or open a screen lab cannot drive
-    (ReplyRefused). `again`: the operator chose to send a second copy of an unconfirmed one."""
+    (ReplyRefused). `again`: the operator chose to send a second copy of an unconfirmed one.
+    `uploads` go with it, each checked before anything is saved or sent (InvalidReply says
+    which and the limit), then saved in the worktree where the agent reads them."""
     handle = _require_live(run)
     _refuse_if_keyboard_held(run)
     provider = get_provider(run.provider_id)
+    if uploads and not isinstance(provider, TakesAttachments):
+        raise InvalidReply(f"{provider.display_name()} takes no attachments from lab. Nothing was sent.")
+    try:
+        attachments.check_all(list(uploads))
+    except attachments.AttachmentRefused as exc:
+        raise InvalidReply(f"{exc} Nothing was sent.") from None
     refusal = commands.command_refusal(provider_id=run.provider_id, worktree=run.worktree, text=text.strip())
     if refusal:
         raise ReplyRefused(refusal)
     # Read from the live channel's files and the transcript, which every worker shares; the
     # provider checks again right before its first key.
     _refuse_if_asking(run, handle, provider)
-    provider.reply(handle, text, again=again)
+    if not uploads:
+        provider.reply(handle, text, again=again)
+        return
+    assert isinstance(provider, TakesAttachments)  # checked above, before anything was saved
+    try:
+        saved = attachments.save(Path(run.worktree), list(uploads))
+    except attachments.AttachmentRefused as exc:
+        raise InvalidReply(f"{exc} Nothing was sent.") from None
+    provider.reply_with_attachments(handle, text, saved, again=again)
 
 
 def _refuse_if_asking(run: Run, handle: RunHandle, provider: AgentProvider) -> None:

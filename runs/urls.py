@@ -11,6 +11,7 @@ urlpatterns = [
     path("runs/<int:run_id>/messages/", views.run_messages, name="messages"),
     path("runs/<int:run_id>/messages/full/", views.run_message_full, name="message_full"),
     path("runs/<int:run_id>/reply/", views.run_reply, name="reply"),
+    path("runs/<int:run_id>/attachments/<str:name>", views.run_attachment, name="attachment"),
     path("runs/<int:run_id>/commands/", views.run_commands, name="commands"),
     path("runs/<int:run_id>/answer/", views.run_answer, name="answer"),
     path("runs/<int:run_id>/interrupt/", views.run_interrupt, name="interrupt"),

@@ -31,7 +31,7 @@ from runs.rows import run_row
 from runs.runview import run_view
 from runs.signals import poke
 from runs.transcripts import PAGE, side_transcript, transcript_page, transcript_tail
-from seeding import worktrees
+from seeding import attachments, worktrees
 from seeding.repository import RepositoryReview
 from seeding.seeder import SeedError
 
@@ -312,10 +312,18 @@ async def run_reply(request: HttpRequest, run_id: int) -> HttpResponse:
     run = await _aget_run(run_id)
     too_long = f"That is longer than {settings.LAB_REPLY_MAX_BYTES} bytes."
     # A body far over the limit is refused before it is parsed (Django would raise a 400 on
-    # DATA_UPLOAD_MAX_MEMORY_SIZE): nothing is read into memory, nothing reaches the TUI.
-    if int(request.META.get("CONTENT_LENGTH") or 0) > settings.LAB_REPLY_MAX_BYTES * 4 + 4096:
-        return _composer(request, run, ReplyForm(), error=too_long, status=413)
-    form = ReplyForm(request.POST)
+    # DATA_UPLOAD_MAX_MEMORY_SIZE): nothing is read into memory, nothing reaches the TUI. A
+    # message with files may carry them on top of its text.
+    size = int(request.META.get("CONTENT_LENGTH") or 0)
+    budget = settings.LAB_REPLY_MAX_BYTES * 4 + 4096
+    if size > budget + (MAX_UPLOAD_BYTES if request.content_type == "multipart/form-data" else 0):
+        error = (
+            too_long
+            if size <= budget
+            else f"That is too large to send: {attachments.limits_text()}. Nothing was sent."
+        )
+        return _composer(request, run, ReplyForm(), error=error, status=413)
+    form = ReplyForm(request.POST, request.FILES)
     if not form.is_valid():
         return _composer(request, run, form, error=form.error_text, status=422)
     text, again = form.cleaned_data["text"], form.cleaned_data["again"]
@@ -324,16 +332,53 @@ async def run_reply(request: HttpRequest, run_id: int) -> HttpResponse:
         return await _new_conversation(request, run, text)
     if len(text.encode()) > settings.LAB_REPLY_MAX_BYTES:
         return _composer(request, run, form, error=too_long, status=413)
-    return await _send_reply(request, run, form, text=text, again=again)
+    uploads: list[attachments.Upload] = []
+    for upload in request.FILES.getlist("files"):
+        # Read only what a file may be: a larger one is refused before its bytes are.
+        if (upload.size or 0) > max(attachments.MAX_IMAGE_BYTES, attachments.MAX_TEXT_BYTES):
+            error = f"“{upload.name}” is too large: {attachments.limits_text()}. Nothing was sent."
+            return _composer(request, run, form, error=error, status=413)
+        uploads.append(attachments.Upload(upload.name or "file", upload.read()))
+    return await _send_reply(request, run, form, text=text, again=again, uploads=uploads)
+
+
+# What a message's files may add to its body: every file at the largest size a file may have.
+MAX_UPLOAD_BYTES = attachments.MAX_FILES * (
+    max(attachments.MAX_IMAGE_BYTES, attachments.MAX_TEXT_BYTES) + 4096
+)
+
+
+@require_GET
+def run_attachment(request: HttpRequest, run_id: int, name: str) -> HttpResponse:
+    """A file the operator attached (the chat's thumbnail), from the run's worktree. The agent
+    can rewrite it, so it is served as the type its name says, never sniffed, sandboxed."""
+    run = get_object_or_404(Run, pk=run_id)
+    found = attachments.open_saved(run.worktree, name)
+    if found is None:
+        raise Http404("No such attachment (the worktree may have been removed).")
+    data, media = found
+    response = HttpResponse(data, content_type=media)
+    response["X-Content-Type-Options"] = "nosniff"
+    response["Content-Security-Policy"] = "sandbox; default-src 'none'"
+    response["Cache-Control"] = "private, max-age=3600"
+    return response
 
 
 async def _send_reply(
-    request: HttpRequest, run: Run, form: ReplyForm, *, text: str, again: bool
+    request: HttpRequest,
+    run: Run,
+    form: ReplyForm,
+    *,
+    text: str,
+    again: bool,
+    uploads: list[attachments.Upload] | None = None,
 ) -> HttpResponse:
     """The service checks that the run is alive (marking it ended when its terminal is gone);
     each typed refusal keeps the draft in the composer."""
     try:
-        await sync_to_async(services.run_reply, thread_sensitive=False)(run=run, text=text, again=again)
+        await sync_to_async(services.run_reply, thread_sensitive=False)(
+            run=run, text=text, again=again, uploads=uploads or []
+        )
     except ProviderError as exc:
         # ReplyInFlight: nothing sent, the same text may still land; a second copy only on purpose.
         known = outcome(exc)
