@@ -260,7 +260,10 @@ def run_reply(
     handle = _require_live(run)
     _refuse_if_keyboard_held(run)
     provider = get_provider(run.provider_id)
-    if uploads and not isinstance(provider, TakesAttachments):
+    # The capability is looked up on the provider itself: isinstance with a runtime protocol
+    # caches a class's first answer.
+    send_files = getattr(provider, TakesAttachments.reply_with_attachments.__name__, None)
+    if uploads and not callable(send_files):
         raise InvalidReply(f"{provider.display_name()} takes no attachments from lab. Nothing was sent.")
     try:
         attachments.check_all(list(uploads))
@@ -275,12 +278,12 @@ def run_reply(
     if not uploads:
         provider.reply(handle, text, again=again)
         return
-    assert isinstance(provider, TakesAttachments)  # checked above, before anything was saved
+    assert send_files is not None  # checked above, before anything was saved
     try:
         saved = attachments.save(Path(run.worktree), list(uploads))
     except attachments.AttachmentRefused as exc:
         raise InvalidReply(f"{exc} Nothing was sent.") from None
-    provider.reply_with_attachments(handle, text, saved, again=again)
+    send_files(handle, text, saved, again=again)
 
 
 def _refuse_if_asking(run: Run, handle: RunHandle, provider: AgentProvider) -> None:
