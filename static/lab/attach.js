@@ -99,12 +99,12 @@
     add(evt.dataTransfer.files);
   });
 
-  // After the composer's own send: a success (200) clears the files, a refusal keeps them.
-  document.addEventListener("htmx:afterRequest", function (evt) {
-    const elt = evt.detail && evt.detail.elt;
-    if (!(elt instanceof HTMLFormElement) || elt.id !== "composer") return;
-    const xhr = evt.detail.xhr;
-    if (xhr && xhr.status === 200) kept = [];
+  // The composer's own answer, before it replaces the form (the old form is detached after,
+  // and its events reach no one): a success (200) clears the files, a refusal keeps them.
+  document.addEventListener("htmx:beforeSwap", function (evt) {
+    const target = evt.detail && evt.detail.target;
+    if (!(target instanceof HTMLFormElement) || target.id !== "composer") return;
+    if (evt.detail.xhr && evt.detail.xhr.status === 200) kept = [];
   });
   document.addEventListener("htmx:afterSwap", function () {
     // A new page's composer starts empty; the same page's keeps what is being written.
