@@ -14,6 +14,7 @@ from typing import Literal
 from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.contrib import messages
+from django.core.exceptions import RequestDataTooBig
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, QueryDict
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
@@ -323,7 +324,10 @@ async def run_reply(request: HttpRequest, run_id: int) -> HttpResponse:
             else f"That is too large to send: {attachments.limits_text()}. Nothing was sent."
         )
         return _composer(request, run, ReplyForm(), error=error, status=413)
-    form = ReplyForm(request.POST, request.FILES)
+    try:
+        form = ReplyForm(request.POST, request.FILES)
+    except RequestDataTooBig:  # a multipart body whose text alone is over Django's bound
+        return _composer(request, run, ReplyForm(), error=too_long, status=413)
     if not form.is_valid():
         return _composer(request, run, form, error=form.error_text, status=422)
     text, again = form.cleaned_data["text"], form.cleaned_data["again"]
