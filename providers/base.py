@@ -26,6 +26,7 @@ from providers.schema import (
     RunHandle,
     RunState,
     SeedMeta,
+    SessionInfo,
     SpawnOption,
     SpawnResult,
     TranscriptRead,
@@ -213,4 +214,19 @@ class TakesAttachments(Protocol):
         """reply(), with `attachments` (saved in run.worktree) going in order before the text.
         The same refusals before any key; ReplyNotDelivered when the CLI's record of the message
         lacks an image it was given, naming it. `text` may be empty when there are attachments."""
+        ...
+
+
+# The spawn option a resume passes: the session id, from sessions() (ResumesSessions).
+RESUME_OPTION = "resume"
+
+
+@runtime_checkable
+class ResumesSessions(Protocol):
+    """The CLI's own earlier conversations in a worktree (Claude Code: its project folder of
+    transcripts), each resumable: spawn() with options[RESUME_OPTION] = its id starts the CLI on
+    it, and the run's transcript shows the whole earlier history."""
+
+    def sessions(self, worktree: Path) -> list[SessionInfo]:
+        """The worktree's sessions, newest first. Reads files only, bounded."""
         ...

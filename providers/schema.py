@@ -56,6 +56,17 @@ class Message:
 
 
 @dataclass(frozen=True, slots=True)
+class SessionInfo:
+    """A conversation the CLI keeps for a worktree, which a new run can resume."""
+
+    session_id: str
+    path: str  # its transcript
+    first_prompt: str  # "" when it has none yet
+    last_activity: float  # the transcript's mtime (epoch seconds)
+    size: int  # bytes
+
+
+@dataclass(frozen=True, slots=True)
 class Attachment:
     """A file saved for the agent to read with the operator's next message."""
 

@@ -464,6 +464,27 @@ def run_remove_worktree(request: HttpRequest, run_id: int) -> HttpResponse:
     return in_place(render(request, "runs/detail.html#worktree", context | {"removed": True}), "outerHTML")
 
 
+@require_GET
+def run_sessions(request: HttpRequest, run_id: int) -> HttpResponse:
+    """The CLI's conversations in an ended run's worktree, each with Resume."""
+    run = get_object_or_404(Run, pk=run_id)
+    sessions = services.run_sessions(run=run) if run.is_ended else None
+    return render(request, "runs/detail.html#sessions", {"run": run, "sessions": sessions, "loaded": True})
+
+
+@require_POST
+def run_resume(request: HttpRequest, run_id: int) -> HttpResponse:
+    run = get_object_or_404(Run, pk=run_id)
+    session_id = request.POST.get("session", "")
+    try:
+        new = services.run_resume(run=run, session_id=session_id)
+    except (worktrees.WorktreeError, ProviderError) as exc:
+        context = {"run": run, "sessions": services.run_sessions(run=run), "loaded": True, "error": str(exc)}
+        return in_place(render(request, "runs/detail.html#sessions", context, status=409), "outerHTML")
+    messages.info(request, f"Run {new.name} resumed the conversation.")
+    return HttpResponseClientRedirect(new.get_absolute_url())
+
+
 @require_POST
 def run_end(request: HttpRequest, run_id: int) -> HttpResponse:
     run = get_object_or_404(Run, pk=run_id)

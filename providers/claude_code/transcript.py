@@ -1098,6 +1098,13 @@ def records_prompt(line: bytes, want: str) -> bool:
     return got == want or (bool(want) and got.endswith(want))
 
 
+def first_prompt(path: str, max_bytes: int) -> str:
+    """The first prompt the operator typed within a transcript's first `max_bytes` ("" if none
+    there): what the sessions list shows to tell a conversation."""
+    read = read_transcript(path, Cursor(), max_bytes=max_bytes, max_passes=1)
+    return next((m.text for m in read.messages if m.kind == MessageKind.USER_TEXT), "")[:200]
+
+
 def records_images(line: bytes) -> list[str]:
     """compat §13: the paths a pasted-image row names ("[Image: source: <path>]", isMeta),
     written right after the prompt that carries the images."""

@@ -1,3 +1,5 @@
+import datetime
+
 from django import template
 from django.utils.safestring import SafeString, mark_safe
 
@@ -50,3 +52,8 @@ def attachment_name(path: str) -> str:
     page), or "" for any other path."""
     folder, _, name = path.rpartition("/")
     return name if folder.endswith("/" + FOLDER) and SAVED_NAME.fullmatch(name) else ""
+
+
+@register.filter
+def epoch_time(seconds: float) -> datetime.datetime:
+    return datetime.datetime.fromtimestamp(seconds, tz=datetime.UTC)
