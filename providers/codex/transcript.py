@@ -49,6 +49,7 @@ _CONVERSATION = frozenset({b"response_item", b"event_msg", b"compacted", b"lab_c
 _IMAGE_OPEN = re.compile(r'^<image name=\[Image #\d+\] path="(.*)">$', re.S)
 _IMAGE_CLOSE = "</image>"
 _PLACEHOLDERS = re.compile(r"^(?:\[Image #\d+\]\s*)+")
+_THREAD_ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 _EXIT_CODE = re.compile(r"^Process exited with code (-?\d+)$", re.M)
 _OUTPUT_MARKER = "\nOutput:\n"
 # compat §7: the last line of the output of a call the operator declined, and just as well of
@@ -309,6 +310,22 @@ def records_images(line: bytes) -> list[str]:
         return []
     content = _user_content(line)
     return user_parts(content)[1] if content is not None else []
+
+
+def session_meta(head: bytes) -> tuple[str, str] | None:
+    """A rollout's thread id and cwd from its first line (session_meta), or None."""
+    first = head.split(b"\n", 1)[0]
+    try:
+        entry = orjson.loads(first)
+    except orjson.JSONDecodeError:
+        return None
+    if not isinstance(entry, dict) or entry.get("type") != "session_meta":
+        return None
+    payload = entry.get("payload")
+    thread, cwd = (payload.get("id"), payload.get("cwd")) if isinstance(payload, dict) else (None, None)
+    if not isinstance(thread, str) or not _THREAD_ID.fullmatch(thread) or not isinstance(cwd, str):
+        return None  # an id is an argv word of `codex resume`: never one that reads as a flag
+    return thread, cwd
 
 
 def is_synthetic(text: str) -> bool:
