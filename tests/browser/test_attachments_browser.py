@@ -131,3 +131,25 @@ def test_a_wrong_type_or_oversized_file_is_refused_and_nothing_is_sent(
     assert requests_with(lab_server, "REFUSED-FILE") == []
     assert not lab_server.transcript_contains("REFUSED-FILE")
     assert len([r for r in lab_server.model.requests[before:] if image_blocks(r.get("body") or {})]) == 0
+
+
+def test_a_file_dropped_on_the_composer_is_attached_and_can_be_removed(
+    page: Any, lab_server: LabServer, attach_run: RunPage
+) -> None:
+    open_run(page, attach_run)
+    page.locator("#composer").evaluate(
+        """(form) => {
+            const transfer = new DataTransfer();
+            transfer.items.add(new File(["a dropped note\\n"], "note.md", {type: "text/markdown"}));
+            const at = form.querySelector("textarea");
+            const init = {dataTransfer: transfer, bubbles: true, cancelable: true};
+            at.dispatchEvent(new DragEvent("dragover", init));
+            at.dispatchEvent(new DragEvent("drop", init));
+        }"""
+    )
+    chip = page.locator("#composer .attachment-chip")
+    expect(chip).to_contain_text("note.md")
+    assert page.locator('#composer input[type="file"]').evaluate("i => i.files.length") == 1
+    chip.get_by_role("button", name="Remove note.md").click()
+    expect(chip).to_have_count(0)
+    assert page.locator('#composer input[type="file"]').evaluate("i => i.files.length") == 0
