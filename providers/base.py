@@ -16,6 +16,7 @@ from typing import Protocol, runtime_checkable
 from providers import review
 from providers.schema import (
     Answer,
+    Attachment,
     AuthFlow,
     AuthStatus,
     CommandSpec,
@@ -26,6 +27,7 @@ from providers.schema import (
     RunHandle,
     RunState,
     SeedMeta,
+    SessionInfo,
     SpawnOption,
     SpawnResult,
     TranscriptRead,
@@ -214,4 +216,33 @@ class UsageReporter(Protocol):
         """What the CLI last reported (a field it never reported stays None), or None when it
         has reported nothing yet. Called on page loads and watcher wakes: cheap, no subprocess,
         a bounded read."""
+
+
+@runtime_checkable
+class TakesAttachments(Protocol):
+    """Files sent with a message the way the CLI takes them (Claude Code and Codex: a pasted
+    image path becomes the CLI's own image input, `[Image #N]`; another file is named in the
+    text, and the agent reads it)."""
+
+    def reply_with_attachments(
+        self, run: RunHandle, text: str, attachments: Sequence[Attachment], *, again: bool = False
+    ) -> None:
+        """reply(), with `attachments` (saved in run.worktree) going in order before the text.
+        The same refusals before any key; ReplyNotDelivered when the CLI's record of the message
+        lacks an image it was given, naming it. `text` may be empty when there are attachments."""
+        ...
+
+
+# The spawn option a resume passes: the session id, from sessions() (ResumesSessions).
+RESUME_OPTION = "resume"
+
+
+@runtime_checkable
+class ResumesSessions(Protocol):
+    """The CLI's own earlier conversations in a worktree (Claude Code: its project folder of
+    transcripts), each resumable: spawn() with options[RESUME_OPTION] = its id starts the CLI on
+    it, and the run's transcript shows the whole earlier history."""
+
+    def sessions(self, worktree: Path) -> list[SessionInfo]:
+        """The worktree's sessions, newest first. Reads files only, bounded."""
         ...

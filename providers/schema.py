@@ -55,6 +55,31 @@ class Message:
     # the CLI says the limit resets (epoch seconds), 0 when it did not say.
     limit: str = ""
     resets_at: int = 0
+    # A file the operator attached to this message, as the CLI recorded its path (an image it
+    # took as image input); "" when there is none.
+    attachment: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class SessionInfo:
+    """A conversation the CLI keeps for a worktree, which a new run can resume."""
+
+    session_id: str
+    path: str  # its transcript
+    first_prompt: str  # "" when it has none yet
+    last_activity: float  # the transcript's mtime (epoch seconds)
+    size: int  # bytes
+
+
+@dataclass(frozen=True, slots=True)
+class Attachment:
+    """A file saved for the agent to read with the operator's next message."""
+
+    path: str  # absolute, inside the run's worktree
+    rel: str  # relative to the worktree, as a mention names it
+    name: str  # the name the operator gave it (shown, never used as a path)
+    media_type: str
+    is_image: bool
 
 
 class DialogKind(enum.StrEnum):

@@ -53,7 +53,7 @@ from providers.outbox import (
 )
 from providers.safefile import MAX_SPOOL_BYTES, UnsafeFile, read_head, read_regular, write_private
 from providers.sanitize import sanitize_text
-from providers.schema import Answer, Cursor, Dialog, RunHandle, RunState, TranscriptRead
+from providers.schema import Answer, Attachment, Cursor, Dialog, RunHandle, RunState, TranscriptRead
 from providers.tmux import Tmux
 
 POLL_S = 0.05
@@ -99,6 +99,29 @@ def interrupt_refusal(name: str, asking: Asking, key: str = "Esc") -> str:
     else:
         head = f"{name} is asking {asking.what} in its terminal: answer it there."
     return f"{head} The interrupt was not sent: its {key} would have answered for you."
+
+
+class Receipt:
+    """What a send waits for in the transcript: its text (`want`, normalized; "" for a message
+    of images alone) and each image's path among those the CLI recorded as image input."""
+
+    def __init__(self, adapter: TuiAdapter[Any], want: str, images: frozenset[str] = frozenset()) -> None:
+        self.adapter, self.want, self.images = adapter, want, images
+        self.text_seen = False
+        self.images_seen: set[str] = set()
+        self.path, self.offset = "", 0
+
+    def feed(self, line: bytes) -> None:
+        if self.images:
+            self.images_seen.update(p for p in self.adapter.records_images(line) if p in self.images)
+        if self.want and not self.text_seen and self.adapter.records_prompt(line, self.want):
+            self.text_seen = True
+        elif not self.want and self.images and self.images_seen:
+            self.text_seen = True  # an image-only message: its first recorded image is its line
+
+    @property
+    def done(self) -> bool:
+        return self.text_seen and self.images <= self.images_seen
 
 
 @dataclass(frozen=True, slots=True)
@@ -243,6 +266,8 @@ class TuiAdapter[V: SpoolView](AgentProvider):
     # The key that stops a working turn, and its name in messages.
     interrupt_key: ClassVar[str] = "Escape"
     interrupt_key_name: ClassVar[str] = "Esc"
+    # How long the CLI takes to attach a pasted image path (PastesAttachments).
+    image_settle_s: ClassVar[float] = 1.0
 
     def __init__(self) -> None:
         # One instance per process (providers.registry): this state outlives a request. The
@@ -284,6 +309,14 @@ class TuiAdapter[V: SpoolView](AgentProvider):
     @abc.abstractmethod
     def records_prompt(self, line: bytes, want: str) -> bool:
         """Whether a transcript line records `want` (normalized) as the operator's input."""
+
+    def records_images(self, line: bytes) -> Iterable[str]:
+        """The paths of the images a transcript line records the CLI took as image input."""
+        return ()
+
+    def image_paste(self, path: str, index: int) -> str:
+        """What is pasted for the index-th image of a message (its path, as the CLI takes it)."""
+        return path
 
     @abc.abstractmethod
     def wait_ready(self, run: RunHandle, tmux: Tmux) -> None:
@@ -458,27 +491,39 @@ class TuiAdapter[V: SpoolView](AgentProvider):
         return text
 
     def reply(self, run: RunHandle, text: str, *, again: bool = False) -> None:
-        text = self.prepare_reply(text)
+        self._deliver(run, self.prepare_reply(text), (), again=again)
+
+    def _deliver(self, run: RunHandle, text: str, images: Sequence[Attachment], *, again: bool) -> None:
+        """The reply protocol; `images` are pasted, in order, as paths the CLI turns into its own
+        image input (PastesAttachments), before the text."""
         tmux = self.live_tmux(run)
         want = normalize(text)
+        # The outbox's key: an image-only message is known by its files.
+        key = want or normalize(" ".join(a.path for a in images))
         name = self.display_name()
         # A send ahead (New conversation's /clear, another tab's message) is waited for: this
         # one then goes, into the new conversation. The outbox still refuses a second copy.
         with reply_lock(run, wait=REPLY_TURN_WAIT_S):
             outbox = Outbox(run.spool_dir)
-            pending = outbox.find(want)
+            pending = outbox.find(key)
             if pending is not None and not again:
                 self._refuse_resend(run, outbox, pending)
             self._refuse_if_asking(run)
             self.wait_ready(run, tmux)
             self._wait_tool_settled(run)
             self._refuse_if_asking(run)
-            if self.special_send(run, tmux, text, want):
+            if not images and self.special_send(run, tmux, text, want):
                 return
             path = self.locate_transcript(run)
             start = transcript_size(path)
-            outbox.add({"want": want, "path": path, "offset": start, "at": time.time()})
-            tmux.paste(run.tmux_session, text)
+            outbox.add({"want": key, "path": path, "offset": start, "at": time.time()})
+            for index, image in enumerate(images):
+                tmux.paste(run.tmux_session, self.image_paste(image.path, index))
+                # The CLI reads the file and puts its placeholder in; it writes nothing to say
+                # so, and lab never reads the pane: the receipt below checks every image.
+                time.sleep(self.image_settle_s)
+            if text:
+                tmux.paste(run.tmux_session, f" {text}" if images else text)
             time.sleep(self.enter_delay(text))
             if asking := self._asking(run):
                 raise ReplyNotDelivered(
@@ -486,7 +531,8 @@ class TuiAdapter[V: SpoolView](AgentProvider):
                     "did not press Enter. The text may be in its input box; answer the prompt first."
                 )
             tmux.send_keys(run.tmux_session, "Enter")
-            if not self._wait_recorded(run, path, start, want, timeout=self.retry_enter_after_s):
+            receipt = Receipt(self, want, frozenset(a.path for a in images))
+            if not self._wait_recorded(run, path, start, receipt, timeout=self.retry_enter_after_s):
                 # An Enter that raced the paste is retried once: on a composer holding the text it
                 # submits it, on an empty one it does nothing. Never into a prompt.
                 if asking := self._asking(run):
@@ -494,22 +540,30 @@ class TuiAdapter[V: SpoolView](AgentProvider):
                         f"{name} has not recorded the message and is now asking {asking.what}; lab "
                         "did not press Enter again. Answer the prompt first."
                     )
-                tmux.send_keys(run.tmux_session, "Enter")
-            if not self._wait_recorded(run, path, start, want, timeout=self.delivery_timeout_s):
+                if not receipt.text_seen:
+                    tmux.send_keys(run.tmux_session, "Enter")
+            if not self._wait_recorded(run, path, start, receipt, timeout=self.delivery_timeout_s):
+                if receipt.text_seen:
+                    outbox.remove(key)
+                    missing = ", ".join(a.name for a in images if a.path not in receipt.images_seen)
+                    raise ReplyNotDelivered(
+                        f"{name} recorded the message, but not as an image: {missing}. It may have "
+                        "got the file's path as text instead."
+                    )
                 # lab cannot see the composer (it never reads the pane): say what it knows.
                 raise ReplyNotDelivered(
                     f"{name} has not recorded the message yet, so lab cannot tell whether it "
                     "arrived. If it lands, it appears in the chat. lab will not send the same text "
                     "again until then."
                 )
-            outbox.remove(want)
+            outbox.remove(key)
 
     def _refuse_resend(self, run: RunHandle, outbox: Outbox, pending: dict[str, object]) -> None:
         """The same text as an unconfirmed earlier send: never a second copy by accident."""
         name = self.display_name()
         path, offset = str(pending.get("path", "")), pending.get("offset", 0)
         landed = isinstance(offset, int) and self._wait_recorded(
-            run, path, offset, str(pending["want"]), timeout=0
+            run, path, offset, Receipt(self, str(pending["want"])), timeout=0
         )
         if landed:
             outbox.remove(str(pending["want"]))
@@ -540,17 +594,22 @@ class TuiAdapter[V: SpoolView](AgentProvider):
                 return
             time.sleep(POLL_S)
 
-    def _wait_recorded(self, run: RunHandle, path: str, start: int, want: str, *, timeout: float) -> bool:
-        """Whether the transcript records `want` (normalized) after `start`, following a
-        rotation (a clear's echo, a thread's first submit lands in the new transcript);
-        timeout 0 looks once."""
+    def _wait_recorded(
+        self, run: RunHandle, path: str, start: int, receipt: Receipt, *, timeout: float
+    ) -> bool:
+        """Whether the transcript records the receipt's text and images after `start`, following
+        a rotation (a clear's echo, a thread's first submit lands in the new transcript);
+        timeout 0 looks once. What was seen stays in the receipt across calls."""
         deadline = time.monotonic() + timeout
-        new = NewLines(path, start)
+        new = NewLines(path, receipt.offset if receipt.path == path else start)
         while True:
             current = self.locate_transcript(run)
             if current != new.path:
                 new = NewLines(current, 0)
-            if any(self.records_prompt(line, want) for line in new.read()):
+            for line in new.read():
+                receipt.feed(line)
+            receipt.path, receipt.offset = new.path, new.offset - len(new.pending)
+            if receipt.done:
                 return True
             if time.monotonic() >= deadline:
                 return False
@@ -605,3 +664,23 @@ class TuiAdapter[V: SpoolView](AgentProvider):
                 f"An interrupt reached {self.display_name()} after this prompt appeared, and its "
                 f"{self.interrupt_key_name} dismissed the prompt. Nothing was sent."
             )
+
+
+class PastesAttachments[V: SpoolView](TuiAdapter[V]):
+    """TakesAttachments for a CLI that turns a pasted image path into its own image input and
+    reads a file its prompt names. The adapter declares `image_settle_s` (how long the CLI
+    takes to attach a pasted path), `records_images`, and `file_reference` (how a prompt names
+    a file so the agent reads it)."""
+
+    def file_reference(self, rel: str) -> str:
+        return rel
+
+    def reply_with_attachments(
+        self, run: RunHandle, text: str, attachments: Sequence[Attachment], *, again: bool = False
+    ) -> None:
+        images = [a for a in attachments if a.is_image]
+        mentions = [self.file_reference(a.rel) for a in attachments if not a.is_image]
+        words = " ".join([*mentions, text]).strip()
+        if not words and not images:
+            raise InvalidReply("The text is empty.")
+        self._deliver(run, self.prepare_reply(words) if words else "", images, again=again)

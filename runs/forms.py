@@ -167,6 +167,7 @@ class ReplyForm(forms.Form):
         widget=forms.Textarea(attrs={"rows": 3}),
         strip=False,
         max_length=None,
+        required=False,  # a message may be attachments alone: clean() asks for one or the other
         # Each says what was wrong: a text of NUL characters is not an empty one.
         error_messages={
             "required": "Write something first.",
@@ -177,6 +178,12 @@ class ReplyForm(forms.Form):
 
     # The operator chose to send a second copy of a message the agent has not recorded yet.
     again = forms.BooleanField(required=False)
+
+    def clean(self) -> dict[str, object]:
+        data = super().clean() or {}
+        if not data.get("text") and "text" not in self.errors and not self.files.getlist("files"):
+            self.add_error("text", self.fields["text"].error_messages["required"])
+        return data
 
     @property
     def error_text(self) -> str:

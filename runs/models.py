@@ -70,11 +70,21 @@ class Run(models.Model):
     continue_on_limit = models.BooleanField(
         default=False, help_text="Send a message when a usage limit resets."
     )
+    # The CLI session this run resumed ("": a new one). Two live runs never resume one session:
+    # the second row is refused by the database, whichever worker starts it.
+    resumes = models.CharField(max_length=64, blank=True, help_text="The CLI session this run resumed.")
 
     objects = RunQuerySet.as_manager()
 
     class Meta:
         ordering = ["-created_at", "-pk"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["provider_id", "resumes"],
+                condition=models.Q(ended_at__isnull=True) & ~models.Q(resumes=""),
+                name="one_live_run_per_resumed_session",
+            )
+        ]
 
     def __str__(self) -> str:
         return f"{self.name} ({self.provider_id})"

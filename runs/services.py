@@ -23,11 +23,25 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from providers.base import AgentProvider, LiveSignals, PromptReturner
-from providers.errors import DialogNotAnswerable, PromptPending, ReplyRefused, SessionGone, StaleDialog
+from providers.base import (
+    RESUME_OPTION,
+    AgentProvider,
+    LiveSignals,
+    PromptReturner,
+    ResumesSessions,
+    TakesAttachments,
+)
+from providers.errors import (
+    DialogNotAnswerable,
+    InvalidReply,
+    PromptPending,
+    ReplyRefused,
+    SessionGone,
+    StaleDialog,
+)
 from providers.registry import get_provider
 from providers.safefile import read_regular, write_private
-from providers.schema import Answer, Dialog, DialogKind, RunHandle, RunState, WorkspaceChoices
+from providers.schema import Answer, Dialog, DialogKind, RunHandle, RunState, SessionInfo, WorkspaceChoices
 from providers.tmux import Tmux
 from providers.tui import Asking, interrupt_refusal, reply_refusal
 from runs import commands
@@ -37,7 +51,7 @@ from runs.selectors import pending_dialog as pending_dialog
 from runs.selectors import run_alive as run_alive
 from runs.selectors import run_state as run_state
 from runs.transcripts import transcript_tail
-from seeding import ship, worktrees
+from seeding import attachments, ship, worktrees
 from seeding.services import agent_guard_env, default_choices, worktree_seed
 
 RUN_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,47}$")
@@ -70,9 +84,11 @@ def run_start(
     seed: bool = True,
     choices: WorkspaceChoices | None = None,
     trust: bool = False,
+    resume: str = "",
 ) -> Run:
     """Make (or reuse) the branch's worktree, seed it, and start the agent's TUI in it behind
-    the commit guard. `choices` default to the operator's configured ones.
+    the commit guard. `choices` default to the operator's configured ones. `resume`: the CLI
+    session to start on (ResumesSessions), claimed by the run's row (SessionTaken).
 
     The repository's own agent settings load only if the CLI's record trusts the repository;
     `trust` is the operator's decision to trust it now (recorded there, so it lasts)."""
@@ -92,29 +108,90 @@ def run_start(
         if seed:
             worktree_seed(provider_id=provider_id, worktree=worktree, choices=choices)
         guard = agent_guard_env(provider_id=provider_id, worktree=worktree, choices=choices)
+        if resume:
+            _refuse_taken(provider_id, resume)
+            options = {**(options or {}), RESUME_OPTION: resume}
         # The row claims the name and the worktree; the spawn follows at once (a page that
         # finds a live run without its session would take it for ended).
-        run = Run.objects.create(
-            name=name,
-            provider_id=provider_id,
-            repository=str(repository),
-            worktree=str(worktree),
-            branch=branch,
-            tmux_socket=settings.LAB_TMUX_SOCKET,
-            tmux_session=f"lab-{secrets.token_hex(4)}",  # lab's own name: never a user-supplied target
-            spawn_options=dict(options or {}),
-            base_commit=worktrees.head_commit(worktree),
-            base_branch=started_from,
-            attribution=choices.attribution,
-            project_mcp=choices.project_servers.value,
-            repository_trusted=trusted,
-        )
+        try:
+            run = _create_run(
+                name=name,
+                provider_id=provider_id,
+                repository=str(repository),
+                worktree=str(worktree),
+                branch=branch,
+                tmux_socket=settings.LAB_TMUX_SOCKET,
+                tmux_session=f"lab-{secrets.token_hex(4)}",  # lab's own name: never a user-supplied target
+                spawn_options=dict(options or {}),
+                base_commit=worktrees.head_commit(worktree),
+                base_branch=started_from,
+                attribution=choices.attribution,
+                project_mcp=choices.project_servers.value,
+                repository_trusted=trusted,
+                resumes=resume,
+            )
+        except IntegrityError:
+            if resume:
+                raise SessionTaken(f"Session {resume} is being resumed by another live run.") from None
+            raise
     try:
         return _run_spawn(run, provider_id=provider_id, guard=guard)
     except Exception:
         run.ended_at = timezone.now()
         run.save(update_fields=["ended_at"])
         raise
+
+
+class SessionTaken(worktrees.WorktreeError):
+    """A session a live run already has: two runs never drive one conversation."""
+
+
+def _create_run(**fields: object) -> Run:
+    # Its own transaction: the constraint's refusal must not poison an outer one.
+    with transaction.atomic():
+        return Run.objects.create(**fields)
+
+
+def _refuse_taken(provider_id: str, session_id: str) -> None:
+    for other in Run.objects.live().filter(provider_id=provider_id):
+        if session_id in (other.session_id, other.resumes) and _in_use(other):
+            raise SessionTaken(
+                f"Session {session_id} is in use by the live run “{other.name}”: end it first."
+            )
+
+
+@dataclasses.dataclass(frozen=True)
+class ResumableSession:
+    info: SessionInfo
+    live_run: Run | None  # the live run that has it
+
+
+def run_sessions(*, run: Run) -> list[ResumableSession] | None:
+    """The CLI's sessions in the run's worktree (this run's, earlier runs', and one started by
+    hand there), newest first, each with the live run that has it; None when the provider
+    cannot resume or the worktree is gone."""
+    provider = get_provider(run.provider_id)
+    # Looked up on the provider itself (isinstance with a runtime protocol caches a class's answer).
+    sessions = getattr(provider, ResumesSessions.sessions.__name__, None)
+    if not callable(sessions) or not run.worktree or not Path(run.worktree).is_dir():
+        return None
+    live = list(Run.objects.live().filter(provider_id=run.provider_id))
+    out = []
+    for info in sessions(Path(run.worktree)):
+        holder = next((r for r in live if info.session_id in (r.session_id, r.resumes)), None)
+        out.append(ResumableSession(info, holder))
+    return out
+
+
+def run_resume(*, run: Run, session_id: str) -> Run:
+    """A new run on the branch of `run` (an ended one), starting its CLI on `session_id`."""
+    return run_start(
+        provider_id=run.provider_id,
+        repository=Path(run.repository),
+        branch=run.branch,
+        options={k: v for k, v in run.spawn_options.items() if k != RESUME_OPTION},
+        resume=session_id,
+    )
 
 
 # Seeding and spawning take seconds; a run row older than this with no pane was never started.
@@ -246,20 +323,41 @@ def _require_live(run: Run) -> RunHandle:
     return run_handle(run)
 
 
-def run_reply(*, run: Run, text: str, again: bool = False) -> None:
+def run_reply(
+    *, run: Run, text: str, again: bool = False, uploads: Sequence[attachments.Upload] = ()
+) -> None:
     """Send the operator's message, unless it would act on the TUI in a way they did not ask
     for: answer a prompt on screen (PromptPending) or open a screen lab cannot drive
-    (ReplyRefused). `again`: the operator chose to send a second copy of an unconfirmed one."""
+    (ReplyRefused). `again`: the operator chose to send a second copy of an unconfirmed one.
+    `uploads` go with it, each checked before anything is saved or sent (InvalidReply says
+    which and the limit), then saved in the worktree where the agent reads them."""
     handle = _require_live(run)
     _refuse_if_keyboard_held(run)
     provider = get_provider(run.provider_id)
+    # The capability is looked up on the provider itself: isinstance with a runtime protocol
+    # caches a class's first answer.
+    send_files = getattr(provider, TakesAttachments.reply_with_attachments.__name__, None)
+    if uploads and not callable(send_files):
+        raise InvalidReply(f"{provider.display_name()} takes no attachments from lab. Nothing was sent.")
+    try:
+        attachments.check_all(list(uploads))
+    except attachments.AttachmentRefused as exc:
+        raise InvalidReply(f"{exc} Nothing was sent.") from None
     refusal = commands.command_refusal(provider_id=run.provider_id, worktree=run.worktree, text=text.strip())
     if refusal:
         raise ReplyRefused(refusal)
     # Read from the live channel's files and the transcript, which every worker shares; the
     # provider checks again right before its first key.
     _refuse_if_asking(run, handle, provider)
-    provider.reply(handle, text, again=again)
+    if not uploads:
+        provider.reply(handle, text, again=again)
+        return
+    assert send_files is not None  # checked above, before anything was saved
+    try:
+        saved = attachments.save(Path(run.worktree), list(uploads))
+    except attachments.AttachmentRefused as exc:
+        raise InvalidReply(f"{exc} Nothing was sent.") from None
+    send_files(handle, text, saved, again=again)
 
 
 def _refuse_if_asking(run: Run, handle: RunHandle, provider: AgentProvider) -> None:

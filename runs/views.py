@@ -14,6 +14,7 @@ from typing import Literal
 from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.contrib import messages
+from django.core.exceptions import RequestDataTooBig
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, QueryDict
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
@@ -31,7 +32,7 @@ from runs.rows import account_quotas, run_row
 from runs.runview import run_view
 from runs.signals import poke
 from runs.transcripts import PAGE, side_transcript, transcript_page, transcript_tail
-from seeding import worktrees
+from seeding import attachments, worktrees
 from seeding.repository import RepositoryReview
 from seeding.seeder import SeedError
 
@@ -331,10 +332,21 @@ async def run_reply(request: HttpRequest, run_id: int) -> HttpResponse:
     run = await _aget_run(run_id)
     too_long = f"That is longer than {settings.LAB_REPLY_MAX_BYTES} bytes."
     # A body far over the limit is refused before it is parsed (Django would raise a 400 on
-    # DATA_UPLOAD_MAX_MEMORY_SIZE): nothing is read into memory, nothing reaches the TUI.
-    if int(request.META.get("CONTENT_LENGTH") or 0) > settings.LAB_REPLY_MAX_BYTES * 4 + 4096:
+    # DATA_UPLOAD_MAX_MEMORY_SIZE): nothing is read into memory, nothing reaches the TUI. A
+    # message with files may carry them on top of its text.
+    size = int(request.META.get("CONTENT_LENGTH") or 0)
+    budget = settings.LAB_REPLY_MAX_BYTES * 4 + 4096
+    if size > budget + (MAX_UPLOAD_BYTES if request.content_type == "multipart/form-data" else 0):
+        error = (
+            too_long
+            if size <= budget
+            else f"That is too large to send: {attachments.limits_text()}. Nothing was sent."
+        )
+        return _composer(request, run, ReplyForm(), error=error, status=413)
+    try:
+        form = ReplyForm(request.POST, request.FILES)
+    except RequestDataTooBig:  # a multipart body whose text alone is over Django's bound
         return _composer(request, run, ReplyForm(), error=too_long, status=413)
-    form = ReplyForm(request.POST)
     if not form.is_valid():
         return _composer(request, run, form, error=form.error_text, status=422)
     text, again = form.cleaned_data["text"], form.cleaned_data["again"]
@@ -343,16 +355,53 @@ async def run_reply(request: HttpRequest, run_id: int) -> HttpResponse:
         return await _new_conversation(request, run, text)
     if len(text.encode()) > settings.LAB_REPLY_MAX_BYTES:
         return _composer(request, run, form, error=too_long, status=413)
-    return await _send_reply(request, run, form, text=text, again=again)
+    uploads: list[attachments.Upload] = []
+    for upload in request.FILES.getlist("files"):
+        # Read only what a file may be: a larger one is refused before its bytes are.
+        if (upload.size or 0) > max(attachments.MAX_IMAGE_BYTES, attachments.MAX_TEXT_BYTES):
+            error = f"“{upload.name}” is too large: {attachments.limits_text()}. Nothing was sent."
+            return _composer(request, run, form, error=error, status=413)
+        uploads.append(attachments.Upload(upload.name or "file", upload.read()))
+    return await _send_reply(request, run, form, text=text, again=again, uploads=uploads)
+
+
+# What a message's files may add to its body: every file at the largest size a file may have.
+MAX_UPLOAD_BYTES = attachments.MAX_FILES * (
+    max(attachments.MAX_IMAGE_BYTES, attachments.MAX_TEXT_BYTES) + 4096
+)
+
+
+@require_GET
+def run_attachment(request: HttpRequest, run_id: int, name: str) -> HttpResponse:
+    """A file the operator attached (the chat's thumbnail), from the run's worktree. The agent
+    can rewrite it, so it is served as the type its name says, never sniffed, sandboxed."""
+    run = get_object_or_404(Run, pk=run_id)
+    found = attachments.open_saved(run.worktree, name)
+    if found is None:
+        raise Http404("No such attachment (the worktree may have been removed).")
+    data, media = found
+    response = HttpResponse(data, content_type=media)
+    response["X-Content-Type-Options"] = "nosniff"
+    response["Content-Security-Policy"] = "sandbox; default-src 'none'"
+    response["Cache-Control"] = "private, max-age=3600"
+    return response
 
 
 async def _send_reply(
-    request: HttpRequest, run: Run, form: ReplyForm, *, text: str, again: bool
+    request: HttpRequest,
+    run: Run,
+    form: ReplyForm,
+    *,
+    text: str,
+    again: bool,
+    uploads: list[attachments.Upload] | None = None,
 ) -> HttpResponse:
     """The service checks that the run is alive (marking it ended when its terminal is gone);
     each typed refusal keeps the draft in the composer."""
     try:
-        await sync_to_async(services.run_reply, thread_sensitive=False)(run=run, text=text, again=again)
+        await sync_to_async(services.run_reply, thread_sensitive=False)(
+            run=run, text=text, again=again, uploads=uploads or []
+        )
     except ProviderError as exc:
         # ReplyInFlight: nothing sent, the same text may still land; a second copy only on purpose.
         known = outcome(exc)
@@ -432,6 +481,27 @@ def run_remove_worktree(request: HttpRequest, run_id: int) -> HttpResponse:
         return in_place(render(request, "runs/detail.html#worktree", context, status=409), "outerHTML")
     poke(run.pk)
     return in_place(render(request, "runs/detail.html#worktree", context | {"removed": True}), "outerHTML")
+
+
+@require_GET
+def run_sessions(request: HttpRequest, run_id: int) -> HttpResponse:
+    """The CLI's conversations in an ended run's worktree, each with Resume."""
+    run = get_object_or_404(Run, pk=run_id)
+    sessions = services.run_sessions(run=run) if run.is_ended else None
+    return render(request, "runs/detail.html#sessions", {"run": run, "sessions": sessions, "loaded": True})
+
+
+@require_POST
+def run_resume(request: HttpRequest, run_id: int) -> HttpResponse:
+    run = get_object_or_404(Run, pk=run_id)
+    session_id = request.POST.get("session", "")
+    try:
+        new = services.run_resume(run=run, session_id=session_id)
+    except (worktrees.WorktreeError, ProviderError) as exc:
+        context = {"run": run, "sessions": services.run_sessions(run=run), "loaded": True, "error": str(exc)}
+        return in_place(render(request, "runs/detail.html#sessions", context, status=409), "outerHTML")
+    messages.info(request, f"Run {new.name} resumed the conversation.")
+    return HttpResponseClientRedirect(new.get_absolute_url())
 
 
 @require_POST

@@ -250,6 +250,11 @@ def _exclude_missing(exclude: Path, entries: tuple[str, ...]) -> list[str]:
     return [e for e in entries if e.strip() not in present]
 
 
+def append_exclude(exclude: Path, entries: tuple[str, ...]) -> None:
+    """Append the entries the exclude file lacks (under its lock, never rewritten)."""
+    _append_exclude(exclude, entries)
+
+
 def _append_exclude(exclude: Path, entries: tuple[str, ...]) -> None:
     exclude.parent.mkdir(parents=True, exist_ok=True)
     # Append under flock, never rewrite: the file is shared by every worktree of the repository.

@@ -53,6 +53,7 @@ __all__ = [
     "dynamic",
     "errors_then",
     "has_tool_result",
+    "image_blocks",
     "is_compaction_request",
     "is_conversation_request",
     "is_notification_request",
@@ -252,6 +253,18 @@ def _user_texts(msg: dict[str, Any]) -> list[str]:
         if isinstance(block, dict) and block.get("type") == "text":
             out.append(block.get("text", ""))
     return out
+
+
+def image_blocks(body: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every image content block of the request's user messages: what the model received as
+    image content (`source.media_type`, `source.data` base64)."""
+    return [
+        block
+        for msg in body.get("messages") or []
+        if msg.get("role") == "user" and isinstance(msg.get("content"), list)
+        for block in msg["content"]
+        if isinstance(block, dict) and block.get("type") == "image"
+    ]
 
 
 def last_user_message(body: dict[str, Any]) -> dict[str, Any] | None:

@@ -53,6 +53,7 @@ __all__ = [
     "exec_command",
     "function_call",
     "function_call_outputs",
+    "input_images",
     "is_conversation_request",
     "is_title_request",
     "last_human_text",
@@ -220,6 +221,18 @@ def _is_human(item: dict[str, Any]) -> bool:
     if item.get("type", "message") != "message" or item.get("role") != "user":
         return False
     return not _message_text(item).lstrip().startswith(SYNTHETIC_PREFIXES)
+
+
+def input_images(body: dict[str, Any]) -> list[str]:
+    """The image URLs (data: URLs) of every input_image the request's user messages carry: what
+    the model received as image content."""
+    return [
+        c.get("image_url", "")
+        for item in _input_items(body)
+        if item.get("role") == "user"
+        for c in item.get("content") or []
+        if isinstance(c, dict) and c.get("type") == "input_image"
+    ]
 
 
 def last_human_text(body: dict[str, Any]) -> str:

@@ -22,13 +22,21 @@ from typing import Any
 import orjson
 from django.conf import settings
 
+from providers.base import RESUME_OPTION
 from providers.bounded import put_bounded
 from providers.claude_code import auth, recipes, seed, transcript, trust
 from providers.claude_code.commands import command_catalog
 from providers.claude_code.dialogs import Intent, intent_for, intent_from_json, intent_to_json
 from providers.claude_code.spool import SpoolView, event_time_ns, fold, sweepable, usage_from_status
 from providers.claude_code.tool_results import ToolResults
-from providers.errors import ReplyNotDelivered, SessionGone, SpawnFailed, StaleDialog, StillStarting
+from providers.errors import (
+    ReplyNotDelivered,
+    SessionGone,
+    SpawnFailed,
+    StaleDialog,
+    StillStarting,
+    TranscriptUnreadable,
+)
 from providers.hookspool import spool_events
 from providers.outbox import keys_lock, reply_lock
 from providers.safefile import UnsafeFile, read_regular
@@ -45,6 +53,7 @@ from providers.schema import (
     RepositorySetting,
     RunHandle,
     SeedMeta,
+    SessionInfo,
     SpawnOption,
     SpawnResult,
     TranscriptRead,
@@ -58,12 +67,13 @@ from providers.tui import (
     AnswerPlan,
     Asking,
     NewLines,
-    TuiAdapter,
+    PastesAttachments,
     spool_names,
     transcript_size,
 )
 
 _AGENT_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")  # compat §13: agentId in the launch result
+SESSION_HEAD_BYTES = 256 * 1024  # where a session's first prompt is looked for
 UUID_RE = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 # One pass of read_transcript: a first read of a big transcript goes in passes of this much, so
 # its peak stays small (the index calls again until the cursor stops; appends fit in one).
@@ -105,7 +115,7 @@ def enter_delay(text: str) -> float:
     return min(ENTER_DELAY_BASE_S + ENTER_DELAY_PER_KB_S * len(text.encode()) / 1024, ENTER_DELAY_MAX_S)
 
 
-class ClaudeCodeProvider(TuiAdapter[SpoolView]):
+class ClaudeCodeProvider(PastesAttachments[SpoolView]):
     id = "claude-code"
     binary_name = "claude"
     env_defaults = {"DISABLE_AUTOUPDATER": "1"}  # the pinned version is the verified one
@@ -116,6 +126,9 @@ class ClaudeCodeProvider(TuiAdapter[SpoolView]):
     # compat §9: one Esc stops a working turn. Never two (at idle a double Esc opens Rewind)
     # and never Ctrl-C (a second one at idle exits the CLI).
     interrupt_key = "Escape"
+    # compat §6 (attachments): a pasted image path becomes "[Image #N]" once the CLI has read
+    # the file; the receipt then checks each one.
+    image_settle_s = 1.0
 
     def __init__(self) -> None:
         super().__init__()
@@ -183,10 +196,41 @@ class ClaudeCodeProvider(TuiAdapter[SpoolView]):
     def transcript_root(self) -> Path:
         return self.home() / ".claude" / "projects"
 
+    def sessions(self, worktree: Path) -> list[SessionInfo]:
+        """compat §1: the worktree's transcripts are <projects>/<its cwd, encoded>/<id>.jsonl."""
+        folder = self.transcript_root() / transcript.project_dir_name(os.path.realpath(worktree))
+        found = []
+        for path in folder.glob("*.jsonl"):
+            if not UUID_RE.fullmatch(path.stem):
+                continue
+            try:
+                st = path.lstat()
+                first = transcript.first_prompt(str(path), SESSION_HEAD_BYTES)
+            except (OSError, TranscriptUnreadable):
+                continue
+            found.append(
+                SessionInfo(
+                    session_id=path.stem,
+                    path=str(path),
+                    first_prompt=first,
+                    last_activity=st.st_mtime,
+                    size=st.st_size,
+                )
+            )
+        return sorted(found, key=lambda s: s.last_activity, reverse=True)
+
     def spawn(self, run: RunHandle, options: Mapping[str, str]) -> SpawnResult:
         session_id = str(uuid.uuid4())
         cwd = os.path.realpath(run.worktree)
         argv = [self.binary(), "--session-id", session_id]
+        if resume := options.get(RESUME_OPTION, ""):
+            # compat §1 (resume): --resume <id> appends to the session's own transcript, in the
+            # project folder of the cwd it was started in.
+            known = {s.session_id for s in self.sessions(Path(cwd))}
+            if not UUID_RE.fullmatch(resume) or resume not in known:
+                raise SpawnFailed(f"No {self.display_name()} session {resume!r} in {cwd} to resume.")
+            session_id = resume
+            argv = [self.binary(), "--resume", session_id]
         mode = options.get("permission_mode", "default")
         allowed = {v for v, _ in self.spawn_options()[0].choices}
         if mode not in allowed:
@@ -334,6 +378,17 @@ class ClaudeCodeProvider(TuiAdapter[SpoolView]):
 
     def records_prompt(self, line: bytes, want: str) -> bool:
         return transcript.records_prompt(line, want)
+
+    def records_images(self, line: bytes) -> list[str]:
+        return transcript.records_images(line)
+
+    def image_paste(self, path: str, index: int) -> str:
+        # compat §6 (attachments): a later path pasted with a leading space still attaches,
+        # and the placeholders stay apart.
+        return f" {path}" if index else path
+
+    def file_reference(self, rel: str) -> str:
+        return f"@{rel}"  # compat §13: the CLI reads a mentioned file itself, no prompt
 
     # --- the live channel (compat §8; spool.py) -----------------------------------------------
 

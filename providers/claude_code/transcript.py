@@ -441,6 +441,7 @@ class _Reader(LineReader):
                 f"Attached the image {found.group(1).strip()}",
                 timestamp=_str(e.get("timestamp")),
                 native_id=uuid,
+                attachment=found.group(1).strip(),
             )
 
     def bash_mode(self, text: str, stamp: str, uuid: str) -> bool:
@@ -1100,6 +1101,11 @@ def records_prompt(line: bytes, want: str) -> bool:
         return False
     else:
         return False
+    if isinstance(content, list) and kind == "user":
+        # compat §6 (attachments): a prompt with pasted images is a text block beside them.
+        content = "".join(
+            _str(b.get("text")) for b in content if isinstance(b, dict) and b.get("type") == "text"
+        )
     if not isinstance(content, str):
         return False
     if command := _RECEIPT_COMMAND_NAME.search(content):
@@ -1109,6 +1115,29 @@ def records_prompt(line: bytes, want: str) -> bool:
         return normalize(SHELL_PREFIX + bash.group(1)) == want  # compat §6: bash mode
     got = normalize(_RECEIPT_PASTED.sub(lambda m: m.group(1), content))
     return got == want or (bool(want) and got.endswith(want))
+
+
+def first_prompt(path: str, max_bytes: int) -> str:
+    """The first prompt the operator typed within a transcript's first `max_bytes` ("" if none
+    there): what the sessions list shows to tell a conversation."""
+    read = read_transcript(path, Cursor(), max_bytes=max_bytes, max_passes=1)
+    return next((m.text for m in read.messages if m.kind == MessageKind.USER_TEXT), "")[:200]
+
+
+def records_images(line: bytes) -> list[str]:
+    """compat §13: the paths a pasted-image row names ("[Image: source: <path>]", isMeta),
+    written right after the prompt that carries the images."""
+    if b"[Image: source: " not in line:
+        return []
+    try:
+        entry = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return []
+    if not isinstance(entry, dict) or entry.get("type") != "user" or entry.get("isMeta") is not True:
+        return []
+    content = (entry.get("message") or {}).get("content")
+    text = content if isinstance(content, str) else _result_text(content)
+    return [m.group(1).strip() for m in _IMAGE_SOURCE.finditer(text)]
 
 
 _RECEIPT_UNKNOWN = "Unknown command: "

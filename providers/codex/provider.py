@@ -16,6 +16,7 @@ from typing import Any
 
 from django.conf import settings
 
+from providers.base import RESUME_OPTION
 from providers.bounded import put_bounded
 from providers.codex import auth, transcript, trust
 from providers.codex.commands import CLEAR, command_catalog
@@ -36,10 +37,11 @@ from providers.errors import (
     SpawnFailed,
     StaleDialog,
     StillStarting,
+    TranscriptUnreadable,
 )
 from providers.hook_writer import SPOOL_ENV
 from providers.hookspool import spool_events
-from providers.safefile import UnsafeFile, read_tail, write_private
+from providers.safefile import UnsafeFile, read_head, read_tail, write_private
 from providers.schema import (
     Answer,
     AuthFlow,
@@ -55,6 +57,7 @@ from providers.schema import (
     RunHandle,
     RunState,
     SeedMeta,
+    SessionInfo,
     SpawnOption,
     SpawnResult,
     TranscriptRead,
@@ -62,7 +65,7 @@ from providers.schema import (
     WorkspaceChoices,
 )
 from providers.tmux import Tmux
-from providers.tui import POLL_S, AnswerMark, AnswerPlan, Asking, NewLines, TuiAdapter
+from providers.tui import POLL_S, AnswerMark, AnswerPlan, Asking, NewLines, PastesAttachments
 
 READ_BUDGET = 4 * 1024 * 1024
 # §4 (readiness): the composer takes a paste once it is drawn (alternate screen on, cursor
@@ -83,12 +86,18 @@ USAGE_TAIL_BYTES = 256 * 1024  # a token_count follows every request: the last o
 SWEEP_AGE_NS = 600 * 1_000_000_000  # older than a turn is likely to need
 
 
-class CodexProvider(TuiAdapter[SpoolView]):
+SESSION_META_BYTES = 256 * 1024  # a rollout's first line (session_meta carries the instructions)
+SESSION_HEAD_BYTES = 512 * 1024  # where a session's first prompt is looked for
+
+
+class CodexProvider(PastesAttachments[SpoolView]):
     id = "codex"
     binary_name = "codex"
     # §4 (reply pacing): Enter after the paste has landed; retried once on an unrecorded send.
     # §6: a PreToolUse may be followed by its PermissionRequest; a reply waits this long first.
     tool_settle_s = 1.5
+    # §2 (images): a pasted image path becomes "[Image #N]" (the CLI's own image input).
+    image_settle_s = 1.0
 
     def __init__(self) -> None:
         super().__init__()
@@ -153,6 +162,26 @@ class CodexProvider(TuiAdapter[SpoolView]):
     def env_overrides(self) -> dict[str, str]:
         return {"CODEX_HOME": str(self.codex_home())}
 
+    def sessions(self, worktree: Path) -> list[SessionInfo]:
+        """§1 (resume): the rollouts under CODEX_HOME/sessions whose session_meta names this
+        worktree as its cwd."""
+        cwd = os.path.realpath(worktree)
+        found = []
+        for path in (self.codex_home() / "sessions").glob("*/*/*/rollout-*.jsonl"):
+            try:
+                meta = transcript.session_meta(read_head(str(path), SESSION_META_BYTES))
+                if meta is None or meta[1] != cwd:
+                    continue
+                st = path.lstat()
+                read = transcript.read_transcript(
+                    str(path), Cursor(), max_bytes=SESSION_HEAD_BYTES, max_passes=1
+                )
+            except (OSError, UnsafeFile, TranscriptUnreadable):
+                continue
+            first = next((m.text for m in read.messages if m.kind == MessageKind.USER_TEXT), "")
+            found.append(SessionInfo(meta[0], str(path), first[:200], st.st_mtime, st.st_size))
+        return sorted(found, key=lambda s: s.last_activity, reverse=True)
+
     def spawn(self, run: RunHandle, options: Mapping[str, str]) -> SpawnResult:
         declared = {o.name: o for o in self.spawn_options()}
         # §4: the default daemon outlives tmux; the pinned version is the verified one, so no
@@ -161,6 +190,14 @@ class CodexProvider(TuiAdapter[SpoolView]):
         # §16: near a rate limit 0.171.0 opens a "switch model?" picker; a reply typed then would
         # pick its first row (another model). lab's continue must land at the prompt.
         argv += ["-c", "notice.hide_rate_limit_model_nudge=true"]
+        resumed: SessionInfo | None = None
+        if resume := options.get(RESUME_OPTION, ""):
+            # §1 (resume): `codex resume <id>` appends to the thread's own rollout; its
+            # SessionStart (source "resume") names it only at the first submit.
+            resumed = next((s for s in self.sessions(Path(run.worktree)) if s.session_id == resume), None)
+            if resumed is None:
+                raise SpawnFailed(f"No {self.display_name()} session {resume!r} in {run.worktree} to resume.")
+            argv = [self.binary(), "resume", resume, *argv[1:]]
         for name, flag in (("approval", "--ask-for-approval"), ("sandbox", "--sandbox")):
             value = options.get(name, declared[name].default)
             if value not in {v for v, _ in declared[name].choices}:
@@ -196,6 +233,8 @@ class CodexProvider(TuiAdapter[SpoolView]):
             env=env,
             env_dir=str(Path(run.spool_dir).parent),
         )
+        if resumed is not None:
+            return SpawnResult(session_id=resumed.session_id, transcript_path=resumed.path)
         return SpawnResult(session_id="", transcript_path=self.placeholder(run.spool_dir))
 
     def repository_layer_args(self, run: RunHandle, guarded: list[str]) -> list[str]:
@@ -274,7 +313,8 @@ class CodexProvider(TuiAdapter[SpoolView]):
         after /new, after /clear) and lab's own clear marker (the new thread before its first
         submit). Both land in the spool dir, so a change is a file event there."""
         found = current_identity(run.spool_dir, events, valid=self._valid_rollout)
-        return found.path if found else self.placeholder(run.spool_dir)
+        # A resumed thread's rollout is known from spawn (run.transcript_path) until its hook.
+        return found.path if found else (run.transcript_path or self.placeholder(run.spool_dir))
 
     def parse_transcript(self, path: str, cursor: Cursor, intents: Mapping[str, Any]) -> TranscriptRead:
         read = transcript.read_transcript(path, cursor, intents, max_bytes=READ_BUDGET, max_passes=1)
@@ -290,6 +330,9 @@ class CodexProvider(TuiAdapter[SpoolView]):
 
     def records_prompt(self, line: bytes, want: str) -> bool:
         return transcript.records_prompt(line, want)
+
+    def records_images(self, line: bytes) -> list[str]:
+        return transcript.records_images(line)
 
     def _state_now(self, run: RunHandle) -> RunState:
         """The transcript's state now, read on from this process's last cursor for the path."""

@@ -44,6 +44,12 @@ SYNTHETIC_USER_PREFIXES = (
 # compat §2: the conversation's own line types; everything else is bookkeeping.
 _CONVERSATION = frozenset({b"response_item", b"event_msg", b"compacted", b"lab_command"})
 # compat §2: exec_command's output ends its header with this line; the code before it.
+# compat §2 (images): a pasted image path is sent as input_text `<image name=[Image #N]
+# path="…">`, the input_image, then `</image>`, before the prompt's text "[Image #N] …".
+_IMAGE_OPEN = re.compile(r'^<image name=\[Image #\d+\] path="(.*)">$', re.S)
+_IMAGE_CLOSE = "</image>"
+_PLACEHOLDERS = re.compile(r"^(?:\[Image #\d+\]\s*)+")
+_THREAD_ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 _EXIT_CODE = re.compile(r"^Process exited with code (-?\d+)$", re.M)
 _OUTPUT_MARKER = "\nOutput:\n"
 # compat §7: the last line of the output of a call the operator declined, and just as well of
@@ -201,11 +207,20 @@ class _Reader(LineReader):
         if not isinstance(content, list):
             raise TypeError("content is not a list")
         if role == "user":
-            text = "".join(_str(c.get("text")) for c in content if c.get("type") == "input_text")
-            if not text.strip() or is_synthetic(text):
+            text, images = user_parts(content)
+            if (not text.strip() and not images) or is_synthetic(text):
                 self.count("synthetic")
                 return
-            self.emit(MessageKind.USER_TEXT, text, timestamp=stamp, native_id=_str(p.get("id")))
+            native = _str(p.get("id"))
+            self.emit(MessageKind.USER_TEXT, text or "[image]", timestamp=stamp, native_id=native)
+            for path in images:
+                self.emit(
+                    MessageKind.LIFECYCLE,
+                    f"Attached the image {path}",
+                    timestamp=stamp,
+                    native_id=f"{native}:image",
+                    attachment=path,
+                )
             self.settle(RunState.WORKING, stamp)
         elif role == "assistant":
             text = "".join(_str(c.get("text")) for c in content if c.get("type") == "output_text")
@@ -357,6 +372,45 @@ def turn_error_text(error: object) -> str:
     return f"{head}: {message}" if message else f"{head}; Codex recorded no message."
 
 
+def user_parts(content: list[Any]) -> tuple[str, list[str]]:
+    """A user message's text and the paths of the images it carries (compat §2, images)."""
+    texts: list[str] = []
+    images: list[str] = []
+    for c in content:
+        if not isinstance(c, dict) or c.get("type") != "input_text":
+            continue
+        text = _str(c.get("text"))
+        if found := _IMAGE_OPEN.fullmatch(text):
+            images.append(found.group(1))
+        elif text != _IMAGE_CLOSE:
+            texts.append(text)
+    return "".join(texts), images
+
+
+def records_images(line: bytes) -> list[str]:
+    """The image paths a rollout line records as the operator's image input."""
+    if b"<image name=" not in line or b'"response_item"' not in line:
+        return []
+    content = _user_content(line)
+    return user_parts(content)[1] if content is not None else []
+
+
+def session_meta(head: bytes) -> tuple[str, str] | None:
+    """A rollout's thread id and cwd from its first line (session_meta), or None."""
+    first = head.split(b"\n", 1)[0]
+    try:
+        entry = orjson.loads(first)
+    except orjson.JSONDecodeError:
+        return None
+    if not isinstance(entry, dict) or entry.get("type") != "session_meta":
+        return None
+    payload = entry.get("payload")
+    thread, cwd = (payload.get("id"), payload.get("cwd")) if isinstance(payload, dict) else (None, None)
+    if not isinstance(thread, str) or not _THREAD_ID.fullmatch(thread) or not isinstance(cwd, str):
+        return None  # an id is an argv word of `codex resume`: never one that reads as a flag
+    return thread, cwd
+
+
 def is_synthetic(text: str) -> bool:
     head = text.lstrip()
     return head.startswith(SYNTHETIC_USER_PREFIXES)
@@ -432,21 +486,26 @@ def _one_line(text: str, limit: int = INPUT_MAX_CHARS) -> str:
     return _truncate(" ".join(text.split()), limit)
 
 
-def records_prompt(line: bytes, want: str) -> bool:
-    """Whether a rollout line records `want` (normalized) as the operator's message (§2)."""
-    if b'"response_item"' not in line or b'"user"' not in line:
-        return False
+def _user_content(line: bytes) -> list[Any] | None:
     try:
         entry = orjson.loads(line)
     except orjson.JSONDecodeError:
-        return False
+        return None
     payload = entry.get("payload") if isinstance(entry, dict) else None
     if not isinstance(payload, dict) or payload.get("type") != "message" or payload.get("role") != "user":
-        return False
+        return None
     content = payload.get("content")
-    if not isinstance(content, list):
+    return content if isinstance(content, list) else None
+
+
+def records_prompt(line: bytes, want: str) -> bool:
+    """Whether a rollout line records `want` (normalized) as the operator's message (§2); a
+    message with images has their placeholders before its text."""
+    if b'"response_item"' not in line or b'"user"' not in line:
         return False
-    text = "".join(
-        c.get("text", "") for c in content if isinstance(c, dict) and c.get("type") == "input_text"
-    )
-    return normalize(text) == want
+    content = _user_content(line)
+    if content is None:
+        return False
+    text, images = user_parts(content)
+    got = normalize(text)
+    return got == want or (bool(images) and normalize(_PLACEHOLDERS.sub("", got)) == want)

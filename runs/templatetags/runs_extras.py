@@ -1,8 +1,11 @@
+import datetime
+
 from django import template
 from django.utils.safestring import SafeString, mark_safe
 
 from providers.schema import Message
 from runs.rendering import MESSAGE_TEXT_MAX, markdown_html, message_html, strip_ansi
+from seeding.attachments import FOLDER, SAVED_NAME
 
 register = template.Library()
 
@@ -41,3 +44,16 @@ def head(text: str) -> str:
 def beyond(text: str) -> int:
     """How many characters `head` leaves out."""
     return max(0, len(text) - MESSAGE_TEXT_MAX)
+
+
+@register.filter
+def attachment_name(path: str) -> str:
+    """The name of a file lab saved for the run (its URL is attachments/<name> beside the run's
+    page), or "" for any other path."""
+    folder, _, name = path.rpartition("/")
+    return name if folder.endswith("/" + FOLDER) and SAVED_NAME.fullmatch(name) else ""
+
+
+@register.filter
+def epoch_time(seconds: float) -> datetime.datetime:
+    return datetime.datetime.fromtimestamp(seconds, tz=datetime.UTC)

@@ -37,6 +37,8 @@ SINKS = {
 # compat/<package>/security.py (the manifest below).
 GENERIC_KEY_SENDERS = {
     "providers/tui.py:TuiAdapter.reply",
+    "providers/tui.py:TuiAdapter._deliver",
+    "providers/tui.py:PastesAttachments.reply_with_attachments",
     "providers/tui.py:TuiAdapter.interrupt",
     "providers/tui.py:TuiAdapter.answer_dialog",
     "providers/testing.py:FakeProvider.reply",

@@ -123,3 +123,46 @@ def test_a_codex_run_from_prompt_to_approval_to_new_conversation(page: Any, code
     expect(page.locator("#transcript")).not_to_contain_text("CXB-PING")
     expect_state(page, "idle")
     screenshot(page, "codex-new-conversation")
+
+
+def test_an_image_pasted_into_the_composer_reaches_codex_as_its_image_input(
+    page: Any, codex_lab: Any
+) -> None:
+    """The composer's paste (an image on the clipboard) becomes Codex's own image input: the
+    request carries it as an input_image, and the chat shows it as a thumbnail."""
+    import base64
+    import io
+
+    from PIL import Image
+
+    from compat.codex.scripted_model import input_images
+
+    _, repo, model, _ = codex_lab
+    model.script.add(when("CXB-IMG", text("a blue picture")))
+    out = io.BytesIO()
+    Image.new("RGB", (5, 3), (0, 0, 255)).save(out, format="PNG")
+    blue = out.getvalue()
+    page.goto("/runs/new/")
+    page.get_by_label("Repository").fill(str(repo))
+    page.get_by_label("Branch").fill("lab/browser-codex-image")
+    page.get_by_role("button", name="Start").click()
+    expect(page).to_have_url(re.compile(r"/runs/\d+/$"), timeout=LIVE_TIMEOUT_MS)
+    expect_state(page, "idle")
+    page.locator("#composer textarea").evaluate(
+        """(box, b64) => {
+            const bytes = Uint8Array.from(atob(b64), c => c.charCodeAt(0));
+            const transfer = new DataTransfer();
+            transfer.items.add(new File([bytes], "image.png", {type: "image/png"}));
+            const init = {clipboardData: transfer, bubbles: true, cancelable: true};
+            box.dispatchEvent(new ClipboardEvent("paste", init));
+        }""",
+        base64.b64encode(blue).decode(),
+    )
+    expect(page.locator("#composer .attachment-chip")).to_have_count(1)
+    send(page, "what is it CXB-IMG")
+    expect(page.locator("#transcript .msg-assistant_text").last).to_have_text("a blue picture")
+    request = next(r for r in model.turn_requests() if "CXB-IMG" in str(r["body"].get("input")))
+    assert [base64.b64decode(u.split(",", 1)[1]) for u in input_images(request["body"])] == [blue]
+    thumb = page.locator("#transcript figure.attachment img").last
+    expect(thumb).to_be_visible()
+    page.wait_for_function("img => img.complete && img.naturalWidth === 5", arg=thumb.element_handle())

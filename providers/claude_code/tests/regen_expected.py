@@ -37,6 +37,7 @@ def _message(message: Message) -> dict[str, Any]:
         **({"detail": message.detail} if message.detail else {}),
         **({"side": message.side} if message.side else {}),
         **({"limit": message.limit, "resets_at": message.resets_at} if message.limit else {}),
+        **({"attachment": message.attachment} if message.attachment else {}),
     }
 
 
