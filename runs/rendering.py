@@ -20,6 +20,7 @@ from django.utils.text import Truncator
 from markdown_it import MarkdownIt
 
 from providers.schema import Message
+from seeding.attachments import FOLDER, SAVED_NAME
 
 if TYPE_CHECKING:
     from runs.models import Run
@@ -147,6 +148,13 @@ def _side_link(side: str) -> str:
     return f'<a class="side-link" href="?agent={escape(quote(side))}">Open the agent\'s conversation</a>'
 
 
+def attachment_name(path: str) -> str:
+    """The name of a file lab saved for the run (its URL is attachments/<name> beside the run's
+    page), or "" for any other path."""
+    folder, _, name = path.rpartition("/")
+    return name if folder.endswith("/" + FOLDER) and SAVED_NAME.fullmatch(name) else ""
+
+
 def compiled_message_html(message: Message, epoch: str, full_length: int) -> str:
     kind = message.kind
     text = message.text
@@ -188,6 +196,14 @@ def compiled_message_html(message: Message, epoch: str, full_length: int) -> str
         body = (
             f'<details class="lifecycle lifecycle-detail"><summary>{escape(_truncate(strip_ansi(text), 300))}'
             f'</summary><div class="md">{markdown_html(message.detail)}</div></details>{side}\n  '
+        )
+    elif name := attachment_name(message.attachment):
+        # An image lab saved for the run, as the CLI recorded it: its thumbnail (runs_extras).
+        n = escape(name)
+        body = (
+            f'<figure class="attachment"><a href="attachments/{n}" target="_blank" rel="noopener">'
+            f'<img src="attachments/{n}" alt="{escape(text)}" loading="lazy"></a>'
+            f'<figcaption class="lifecycle">{escape(strip_ansi(text))}</figcaption></figure>'
         )
     else:
         body = f'<div class="lifecycle">{escape(strip_ansi(text))}</div>'

@@ -4,8 +4,8 @@ from django import template
 from django.utils.safestring import SafeString, mark_safe
 
 from providers.schema import Message
+from runs import rendering
 from runs.rendering import MESSAGE_TEXT_MAX, markdown_html, message_html, strip_ansi
-from seeding.attachments import FOLDER, SAVED_NAME
 
 register = template.Library()
 
@@ -48,10 +48,7 @@ def beyond(text: str) -> int:
 
 @register.filter
 def attachment_name(path: str) -> str:
-    """The name of a file lab saved for the run (its URL is attachments/<name> beside the run's
-    page), or "" for any other path."""
-    folder, _, name = path.rpartition("/")
-    return name if folder.endswith("/" + FOLDER) and SAVED_NAME.fullmatch(name) else ""
+    return rendering.attachment_name(path)
 
 
 @register.filter

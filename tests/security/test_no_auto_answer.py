@@ -222,8 +222,12 @@ def test_an_adapter_without_a_manifest_fails_loudly():
 def _is_request_handler(qualname: str, functions: dict[str, tuple[ast.AST, set[str]]]) -> bool:
     node, _ = functions[qualname]
     assert isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+    # A view module's function whose first argument is the operator's request: the run pages'
+    # views and the Changes page's review and ship views (runs/ship_views.py).
     return (
-        qualname.startswith("runs/views.py:") and bool(node.args.args) and node.args.args[0].arg == "request"
+        qualname.split(":")[0] in ("runs/views.py", "runs/ship_views.py")
+        and bool(node.args.args)
+        and node.args.args[0].arg == "request"
     )
 
 
