@@ -1,0 +1,113 @@
+"""Gemini's live channel: the run's spool of hook payloads, folded (compat/gemini/COMPAT.md §6).
+No Django.
+
+Facts (0.61.0, live):
+  * SessionStart fires at launch ("startup") and after /clear ("clear") with the session's
+    `transcript_path`: the newest one is the run's transcript.
+  * BeforeTool fires before a call's confirmation; then Notification{notification_type:
+    "ToolPermission"} when it is shown, with `details` (type, command, diff …). No payload
+    carries a call id: a confirmation pairs with the newest BeforeTool not yet asked about.
+  * An allowed call gets AfterTool; a declined one (Esc) gets no hook at all, only the session
+    file's cancelled call and "Request cancelled." (fed in as `resolved`).
+  * BeforeAgent (a prompt sent), AfterAgent (a turn's end) and SessionEnd close everything.
+
+A dialog's id is `tool-<time_ns>`, the spool time of the BeforeTool it asks about.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from providers.gemini.dialogs import approval_dialog
+from providers.schema import Dialog
+
+CLOSING_EVENTS = frozenset({"BeforeAgent", "AfterAgent", "SessionStart", "SessionEnd"})
+
+
+def event_time_ns(name: str) -> int:
+    head = name.split("-", 1)[0]
+    return int(head) if head.isdigit() else 0
+
+
+def dialog_time_ns(dialog_id: str) -> int:
+    _, _, at = dialog_id.partition("tool-")
+    return int(at) if at.isdigit() else 0
+
+
+def current_transcript(events: Iterable[dict[str, Any]], valid: Callable[[str], bool]) -> str:
+    """The newest SessionStart's transcript_path that `valid` accepts ("" when none)."""
+    best, best_at = "", -1
+    for event in events:
+        if event.get("hook_event_name") != "SessionStart":
+            continue
+        path = event.get("transcript_path")
+        at = event_time_ns(str(event.get("_spool_name", "")))
+        if isinstance(path, str) and valid(path) and at >= best_at:
+            best, best_at = path, at
+    return best
+
+
+@dataclass(frozen=True, slots=True)
+class Pending:
+    dialog: Dialog
+    shown_ns: int  # when the Notification ran
+    seen_ns: int  # when its call began (BeforeTool)
+
+
+@dataclass(frozen=True, slots=True)
+class SpoolView:
+    pending: Pending | None = None
+    # A confirmation lab could not pair with a BeforeTool: a prompt lab cannot answer.
+    blocked: bool = False
+    unsettled_tool_ns: int = 0
+
+    @property
+    def dialog(self) -> Dialog | None:
+        return self.pending.dialog if self.pending else None
+
+
+def fold(events: Iterable[dict[str, Any]], resolved: frozenset[str] = frozenset()) -> SpoolView:
+    tools: dict[str, dict[str, Any]] = {}  # dialog id → BeforeTool, open ones, oldest first
+    asked: set[str] = set()
+    pending: Pending | None = None
+    blocked = False
+    for event in events:
+        kind = event.get("hook_event_name")
+        at = event_time_ns(str(event.get("_spool_name", "")))
+        if kind == "BeforeTool":
+            tools[f"tool-{at}"] = {**event, "_at": at}
+        elif kind == "AfterTool":
+            name = event.get("tool_name")
+            done = next((i for i, t in tools.items() if t.get("tool_name") == name), None)
+            if done is not None:
+                tools.pop(done)
+                if pending is not None and pending.dialog.tool_use_id == done:
+                    pending = None
+        elif kind == "Notification" and event.get("notification_type") == "ToolPermission":
+            match = next((i for i in reversed(tools) if i not in asked), None)
+            if match is None:
+                blocked = True
+                continue
+            asked.add(match)
+            details = event.get("details")
+            pending = Pending(
+                approval_dialog(
+                    match,
+                    str(tools[match].get("tool_name", "")),
+                    details if isinstance(details, dict) else {},
+                ),
+                at,
+                int(tools[match]["_at"]),
+            )
+        elif kind in CLOSING_EVENTS:
+            tools.clear()
+            asked.clear()
+            pending, blocked = None, False
+    if pending is not None and pending.dialog.tool_use_id in resolved:
+        pending = None
+    unsettled = [t["_at"] for i, t in tools.items() if i not in asked and i not in resolved]
+    return SpoolView(
+        pending=pending, blocked=blocked and pending is None, unsettled_tool_ns=max(unsettled, default=0)
+    )
