@@ -11,7 +11,7 @@ import termios
 import threading
 import time
 from collections.abc import Mapping, Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -30,10 +30,21 @@ from providers.gemini import auth, transcript, trust
 from providers.gemini.commands import ALIASES, CLEAR, command_catalog
 from providers.gemini.dialogs import DENY, Choice, choice_for
 from providers.gemini.seed import SEED_META, ConfigRefused, folder_trusted, install_settings, trust_folder
-from providers.gemini.spool import SpoolView, current_transcript, dialog_time_ns, event_time_ns, fold
+from providers.gemini.spool import (
+    CLEAR_SUFFIX,
+    MARKER_MAX_BYTES,
+    SpoolView,
+    current_transcript,
+    dialog_time_ns,
+    event_time_ns,
+    fold,
+    marker_line,
+    marker_session,
+    newest_marker,
+)
 from providers.hook_writer import SPOOL_ENV
 from providers.hookspool import spool_events
-from providers.safefile import read_tail
+from providers.safefile import read_tail, write_private
 from providers.schema import (
     Answer,
     AuthFlow,
@@ -203,9 +214,40 @@ class GeminiProvider(TuiAdapter[SpoolView]):
         return p.parent.name == "chats" and os.path.realpath(p.parent).startswith(root + os.sep)
 
     def locate_in_spool(self, run: RunHandle, events: list[dict[str, Any]]) -> str:
-        """§5: the newest SessionStart's transcript_path (launch, /clear); both land in the
-        spool, so a change is a file event there."""
-        return current_transcript(events, self._valid_session) or self.placeholder(run.spool_dir)
+        """§5: the newest SessionStart's transcript_path (launch, /clear), or lab's clear marker
+        written after it; both land in the spool, so a change is a file event there."""
+        session = current_transcript(events, self._valid_session)
+        marker, marked_ns = newest_marker(run.spool_dir)
+        started_ns = max(
+            (
+                event_time_ns(str(e.get("_spool_name", "")))
+                for e in events
+                if e.get("hook_event_name") == "SessionStart" and e.get("transcript_path") == session
+            ),
+            default=0,
+        )
+        if marker and marked_ns >= started_ns:
+            return marker
+        return session or self.placeholder(run.spool_dir)
+
+    def locate_transcript(self, run: RunHandle) -> str:
+        """A clear marker stands for the new session until that session records a prompt (§5):
+        then the session file is the conversation (read again on every call while the marker
+        stands: a small file, and no hook lands when the prompt is recorded)."""
+        located = super().locate_transcript(run)
+        if not located.endswith(CLEAR_SUFFIX):
+            return located
+        try:
+            session = marker_session(read_tail(located, MARKER_MAX_BYTES))
+            if (
+                session
+                and self._valid_session(session)
+                and transcript.has_prompt(read_tail(session, TAIL_BYTES))
+            ):
+                return session
+        except OSError:
+            pass
+        return located
 
     def parse_transcript(self, path: str, cursor: Cursor, intents: Mapping[str, Any]) -> TranscriptRead:
         return transcript.read_transcript(path, cursor, intents, max_bytes=READ_BUDGET, max_passes=1)
@@ -314,6 +356,10 @@ class GeminiProvider(TuiAdapter[SpoolView]):
                     "Check the terminal with the attach command."
                 )
             time.sleep(POLL_S)
+        session = current_transcript(spool_events(run.spool_dir), self._valid_session)
+        stamp = datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+        name = os.path.join(run.spool_dir, f"{time.time_ns():020d}{CLEAR_SUFFIX}")
+        write_private(name, marker_line(text.strip(), session, stamp) + b"\n")
         return True
 
     def _wait_turn_over(self, run: RunHandle, command: str) -> None:

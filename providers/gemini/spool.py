@@ -12,18 +12,28 @@ Facts (0.61.0, live):
   * BeforeAgent (a prompt sent), AfterAgent (a turn's end) and SessionEnd close everything.
 
 A dialog's id is `tool-<time_ns>`, the spool time of the BeforeTool it asks about.
+
+Besides the hook payloads the spool holds lab's own clear markers, `<time_ns>-clear.jsonl`:
+the command the operator sent, and the new session it started. A session file starts with no
+message, so the marker is the new conversation's identity (its first line, the command) until
+the session records a prompt (§5).
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
+
+import orjson
 
 from providers.gemini.dialogs import approval_dialog
 from providers.schema import Dialog
 
 CLOSING_EVENTS = frozenset({"BeforeAgent", "AfterAgent", "SessionStart", "SessionEnd"})
+CLEAR_SUFFIX = "-clear.jsonl"
+MARKER_MAX_BYTES = 64 * 1024
 
 
 def event_time_ns(name: str) -> int:
@@ -47,6 +57,35 @@ def current_transcript(events: Iterable[dict[str, Any]], valid: Callable[[str], 
         if isinstance(path, str) and valid(path) and at >= best_at:
             best, best_at = path, at
     return best
+
+
+def newest_marker(spool_dir: str) -> tuple[str, int]:
+    """lab's newest clear marker in the spool and its time ("", 0 when none)."""
+    try:
+        names = [n for n in os.listdir(spool_dir) if n.endswith(CLEAR_SUFFIX)] if spool_dir else []
+    except FileNotFoundError:
+        names = []
+    if not names:
+        return "", 0
+    name = max(names, key=event_time_ns)
+    return os.path.join(spool_dir, name), event_time_ns(name)
+
+
+def marker_line(command_line: str, session: str, stamp: str) -> bytes:
+    """The marker's one line, as the reader shows it (a `lab_command` record, transcript.py)."""
+    return orjson.dumps(
+        {"type": "lab_command", "content": command_line, "session": session, "timestamp": stamp}
+    )
+
+
+def marker_session(data: bytes) -> str:
+    """The session file a marker's line names ("" when unreadable)."""
+    try:
+        entry = orjson.loads(data.split(b"\n", 1)[0])
+    except orjson.JSONDecodeError:
+        return ""
+    session = entry.get("session") if isinstance(entry, dict) else None
+    return session if isinstance(session, str) else ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -121,6 +121,11 @@ class _Reader(LineReader):
             return
         kind = e.get("type")
         record_id = _str(e.get("id"))
+        if kind == "lab_command":
+            # lab's clear marker (spool.py): the command the operator sent, the new
+            # conversation's first line until its session records a prompt. No state change.
+            self.emit(MessageKind.USER_TEXT, _str(e.get("content")), timestamp=_str(e.get("timestamp")))
+            return
         if not record_id:
             self.count("metadata")  # the session's first line
             return
@@ -279,6 +284,24 @@ def read_transcript(
         path, cursor, GeminiState, lambda st, seq: _Reader.start(st, seq, armed), **limits
     )
     return passes.transcript_read(running=passes.reader.running)
+
+
+def has_prompt(data: bytes) -> bool:
+    """Whether session lines record a prompt of the operator's (a user record of text)."""
+    return any(
+        line.startswith(b'{"id":')
+        and b'"type":"user"' in line
+        and user_text(_loads(line).get("content")).strip()
+        for line in data.splitlines()
+    )
+
+
+def _loads(line: bytes) -> dict[str, Any]:
+    try:
+        entry = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return {}
+    return entry if isinstance(entry, dict) else {}
 
 
 def records_prompt(line: bytes, want: str) -> bool:
