@@ -157,7 +157,7 @@ class GeminiProvider(TuiAdapter[SpoolView]):
             # §9: in a folder it does not trust the CLI runs no hook at all (lab's included) and
             # reads no GEMINI.md: lab trusts the worktree's folder, which is harmless only while
             # the repository brings no Gemini settings of its own.
-            found = sorted({row.source for row in trust.repository_settings(worktree)})
+            found = trust.project_files(worktree)
             if found:
                 raise SpawnFailed(
                     f"The repository has Gemini CLI settings ({', '.join(found)}) and is not trusted. "

@@ -10,6 +10,7 @@ redirects the agent).
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 from providers.safefile import read_regular
@@ -28,6 +29,23 @@ REDIRECTS = (
     "GOOGLE_VERTEX_BASE_URL",
     "GEMINI_CLI_HOME",
 )
+
+
+# §9: what a trusted folder loads besides settings.json (an untrusted run refuses to start with
+# any of these present: in a trusted folder every one would take effect).
+PROJECT_FILES = (
+    SETTINGS,
+    *ENV_FILES,
+    ".gemini/extensions",
+    ".gemini/commands",
+    ".gemini/agents",
+    ".gemini/policies",
+)
+
+
+def project_files(checkout: Path) -> list[str]:
+    """The checkout's files of PROJECT_FILES that exist (a link or anything else counts)."""
+    return [name for name in PROJECT_FILES if os.path.lexists(checkout / name)]
 
 
 def repository_settings(checkout: Path) -> list[RepositorySetting]:
