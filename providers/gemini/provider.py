@@ -173,6 +173,7 @@ class GeminiProvider(TuiAdapter[SpoolView]):
         except OSError as exc:
             raise SpawnFailed(f"lab could not prepare Gemini CLI's settings: {exc.strerror}") from None
         env = {**self.agent_env(), **dict(run.env), SPOOL_ENV: run.spool_dir}
+        env.update(guard_parameters(env))
         Tmux(run.tmux_socket).new_session(
             run.tmux_session,
             cwd=os.path.realpath(run.worktree),
@@ -462,6 +463,24 @@ class GeminiProvider(TuiAdapter[SpoolView]):
 
     def logout(self) -> AuthStatus:
         return auth.logout(self)
+
+
+def guard_parameters(env: Mapping[str, str]) -> dict[str, str]:
+    """§13: Gemini's shell appends `core.hooksPath=""` to the GIT_CONFIG_COUNT entries of every
+    command it runs (turning off every git hook, lab's commit guard with them), but passes
+    GIT_CONFIG_PARAMETERS through, which git applies after them: the hooks path lab set is
+    repeated there. {} when the environment sets none."""
+    count = env.get("GIT_CONFIG_COUNT", "0")
+    hooks = [
+        env.get(f"GIT_CONFIG_VALUE_{i}", "")
+        for i in range(int(count) if count.isdigit() else 0)
+        if env.get(f"GIT_CONFIG_KEY_{i}", "").lower() == "core.hookspath"
+    ]
+    if not hooks:
+        return {}
+    quoted = "'core.hooksPath'=" + "'" + hooks[-1].replace("'", "'\\''") + "'"
+    earlier = env.get("GIT_CONFIG_PARAMETERS", "")
+    return {"GIT_CONFIG_PARAMETERS": f"{earlier} {quoted}" if earlier else quoted}
 
 
 def _hook_running(tmux: Tmux, run: RunHandle) -> bool:
