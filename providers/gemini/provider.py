@@ -275,8 +275,10 @@ class GeminiProvider(TuiAdapter[SpoolView]):
         return fold(events, answered)
 
     def open_ids(self, view: SpoolView) -> frozenset[str]:
-        # A declined confirmation gets no hook: only the session file closes it.
-        return frozenset({view.pending.dialog.tool_use_id}) if view.pending is not None else frozenset()
+        # A declined confirmation (or a cancelled question) gets no hook: only the session file
+        # closes it.
+        ids = {view.pending.dialog.tool_use_id} if view.pending is not None else set()
+        return frozenset(ids | ({view.in_dialog} if view.in_dialog else set()))
 
     def answered_among(self, run: RunHandle, ids: frozenset[str]) -> frozenset[str]:
         """§6: "Request cancelled." recorded after the call began closes its confirmation."""

@@ -33,6 +33,10 @@ from providers.schema import Dialog
 
 CLOSING_EVENTS = frozenset({"BeforeAgent", "AfterAgent", "SessionStart", "SessionEnd"})
 CLEAR_SUFFIX = "-clear.jsonl"
+# §7: the tools whose dialog is a question or a plan, not a tool confirmation.
+DIALOG_TOOLS = frozenset({"ask_user", "exit_plan_mode"})
+# §7: confirmation types whose first row is "Allow once" and last row (Esc) the refusal.
+APPROVAL_TYPES = frozenset({"exec", "edit", "mcp", "info", "sandbox_expansion"})
 MARKER_MAX_BYTES = 64 * 1024
 
 
@@ -101,6 +105,8 @@ class SpoolView:
     # A confirmation lab could not pair with a BeforeTool: a prompt lab cannot answer.
     blocked: bool = False
     unsettled_tool_ns: int = 0
+    # A question or plan tool (its dialog id) the terminal shows: "Request cancelled." closes it.
+    in_dialog: str = ""
 
     @property
     def dialog(self) -> Dialog | None:
@@ -112,25 +118,35 @@ def fold(events: Iterable[dict[str, Any]], resolved: frozenset[str] = frozenset(
     asked: set[str] = set()
     pending: Pending | None = None
     blocked = False
+    in_dialog = ""  # the question or plan tool the terminal shows now
     for event in events:
         kind = event.get("hook_event_name")
         at = event_time_ns(str(event.get("_spool_name", "")))
         if kind == "BeforeTool":
             tools[f"tool-{at}"] = {**event, "_at": at}
+            if event.get("tool_name") in DIALOG_TOOLS:
+                # §7: a question or plan dialog lab does not answer yet: the terminal's.
+                asked.add(f"tool-{at}")
+                in_dialog = f"tool-{at}"
         elif kind == "AfterTool":
             name = event.get("tool_name")
             done = next((i for i, t in tools.items() if t.get("tool_name") == name), None)
             if done is not None:
                 tools.pop(done)
+                if name in DIALOG_TOOLS:
+                    in_dialog = ""
                 if pending is not None and pending.dialog.tool_use_id == done:
                     pending = None
         elif kind == "Notification" and event.get("notification_type") == "ToolPermission":
+            raw = event.get("details")
+            details: dict[str, Any] = raw if isinstance(raw, dict) else {}
+            if details.get("type") in DIALOG_TOOLS:
+                continue  # §7: its BeforeTool already holds the run
             match = next((i for i in reversed(tools) if i not in asked), None)
-            if match is None:
-                blocked = True
+            if match is None or details.get("type") not in APPROVAL_TYPES:
+                blocked = True  # a confirmation lab cannot pair, or has no rows for
                 continue
             asked.add(match)
-            details = event.get("details")
             pending = Pending(
                 approval_dialog(
                     match,
@@ -143,10 +159,15 @@ def fold(events: Iterable[dict[str, Any]], resolved: frozenset[str] = frozenset(
         elif kind in CLOSING_EVENTS:
             tools.clear()
             asked.clear()
-            pending, blocked = None, False
+            pending, blocked, in_dialog = None, False, ""
+    if in_dialog and in_dialog in resolved:
+        in_dialog = ""
     if pending is not None and pending.dialog.tool_use_id in resolved:
         pending = None
     unsettled = [t["_at"] for i, t in tools.items() if i not in asked and i not in resolved]
     return SpoolView(
-        pending=pending, blocked=blocked and pending is None, unsettled_tool_ns=max(unsettled, default=0)
+        pending=pending,
+        blocked=(blocked or bool(in_dialog)) and pending is None,
+        unsettled_tool_ns=max(unsettled, default=0),
+        in_dialog=in_dialog,
     )

@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any, Unpack
 
 import orjson
@@ -37,6 +38,8 @@ INPUT_MAX_CHARS = 200
 # compat §2: text the CLI puts in a user turn itself.
 SYNTHETIC_USER_PREFIXES = ("<session_context>", "<state_snapshot>")
 CANCELLED = "Request cancelled."
+# compat §2: how far after the cancel a replayed record may be stamped.
+REPLAY_WINDOW_MS = 1000
 # compat §2: a call's status once it is over.
 DONE_STATUSES = frozenset({"success", "error", "cancelled"})
 # compat §2: the shell's result wraps what it printed.
@@ -52,6 +55,7 @@ class GeminiState:
     running: str = ""
     shown: tuple[str, ...] = ()  # record ids whose text was shown, and call ids whose result was
     replaying: bool = False
+    replay_from_ms: int = 0
     corrupt: int = 0
     skip_from: int | None = None
 
@@ -64,6 +68,7 @@ class _Reader(LineReader):
     running: str
     shown: deque[str]
     replaying: bool
+    replay_from_ms: int
     corrupt: int
     intents: Mapping[str, str]
     messages: list[Message] = field(default_factory=list)
@@ -78,6 +83,7 @@ class _Reader(LineReader):
             running=st.running,
             shown=deque(st.shown, maxlen=RECENT_IDS),
             replaying=st.replaying,
+            replay_from_ms=st.replay_from_ms,
             corrupt=st.corrupt,
             intents=intents,
         )
@@ -89,6 +95,7 @@ class _Reader(LineReader):
             running=self.running,
             shown=tuple(self.shown),
             replaying=self.replaying,
+            replay_from_ms=self.replay_from_ms,
             corrupt=self.corrupt,
             skip_from=skip_from,
         )
@@ -129,10 +136,14 @@ class _Reader(LineReader):
         if not record_id:
             self.count("metadata")  # the session's first line
             return
+        stamp = _str(e.get("timestamp"))
+        if self.replaying and _ms(stamp) - self.replay_from_ms > REPLAY_WINDOW_MS:
+            # compat §2: the replay is written at once, stamped with the cancel's time; a later
+            # record is the conversation going on (no snapshot ended the replay).
+            self.replaying = False
         if self.replaying:
             self.count("replayed")
             return
-        stamp = _str(e.get("timestamp"))
         if kind == "user":
             self.user(e, record_id, stamp)
         elif kind == "gemini":
@@ -148,7 +159,7 @@ class _Reader(LineReader):
             if kind == "error" or text == CANCELLED:
                 self.settle(RunState.IDLE)
             if text == CANCELLED:
-                self.replaying = True
+                self.replaying, self.replay_from_ms = True, _ms(stamp)
 
     def user(self, e: dict[str, Any], record_id: str, stamp: str) -> None:
         content = e.get("content")
@@ -323,6 +334,14 @@ def _content_text(content: object) -> str:
     if isinstance(content, list):
         return "".join(_str(p.get("text")) for p in content if isinstance(p, dict))
     return ""
+
+
+def _ms(stamp: str) -> int:
+    """An ISO timestamp in ms since the epoch (0 when it is not one)."""
+    try:
+        return int(datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp() * 1000)
+    except ValueError:
+        return 0
 
 
 def _str(value: object) -> str:
