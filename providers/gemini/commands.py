@@ -19,8 +19,10 @@ CLEAR = "clear"
 _PICKER = "Opens a picker or panel in the terminal that lab cannot show."
 _UNVERIFIED = "Prints into the terminal only: Gemini records nothing lab could show or check."
 _PROCESS = "Acts on Gemini's process, its settings or the machine, outside the chat."
+_UNKNOWN = "lab has not verified what it does in the terminal."
 
-# (name, description, reason when not chat-safe: "" means chat-safe), in the popup's order.
+# (name, description, reason when not chat-safe: "" means chat-safe). /permissions is listed
+# only where folder trust is on, as lab runs it (§8).
 BUILTINS: tuple[tuple[str, str, str], ...] = (
     (CLEAR, "Clear the screen and start a new conversation", ""),
     ("compress", "Compress the context by replacing it with a summary", _UNVERIFIED),
@@ -50,6 +52,8 @@ BUILTINS: tuple[tuple[str, str, str], ...] = (
     ("mcp", "Manage configured MCP servers", _UNVERIFIED),
     ("memory", "Commands for interacting with memory", _PICKER),
     ("model", "Choose the model", _PICKER),
+    ("oncall", "Oncall related commands", _UNKNOWN),
+    ("permissions", "Manage folder trust and other permissions", _PICKER),
     ("plan", "Switch to plan mode", _UNVERIFIED),
     ("policies", "Manage policies", _UNVERIFIED),
     ("privacy", "Display the privacy notice", _PICKER),
