@@ -12,6 +12,7 @@ import contextlib
 import fcntl
 import json
 import os
+import shlex
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -55,8 +56,9 @@ class ConfigRefused(ProviderError):
 
 def hook_command() -> str:
     """lab's hook writer with no argument: the spool reaches it through the pane's environment
-    (providers.hook_writer.SPOOL_ENV), so one user-level setting serves every run."""
-    return f"{sys.executable} -S {Path(__file__).parent.parent / 'hook_writer.py'}"
+    (providers.hook_writer.SPOOL_ENV), so one user-level setting serves every run. The CLI runs
+    it through the shell: quoted, a path with a space stays one word."""
+    return shlex.join([sys.executable, "-S", str(Path(__file__).parent.parent / "hook_writer.py")])
 
 
 @contextlib.contextmanager
