@@ -38,8 +38,9 @@ INPUT_MAX_CHARS = 200
 # compat §2: text the CLI puts in a user turn itself.
 SYNTHETIC_USER_PREFIXES = ("<session_context>", "<state_snapshot>")
 CANCELLED = "Request cancelled."
-# compat §2: how far after the cancel a replayed record may be stamped.
-REPLAY_WINDOW_MS = 1000
+# compat §2: how far after the cancel a replayed record may be stamped (the replay is written
+# at once, within a millisecond live; a prompt of the operator comes seconds later).
+REPLAY_WINDOW_MS = 100
 # compat §2: a call's status once it is over.
 DONE_STATUSES = frozenset({"success", "error", "cancelled"})
 # compat §2: the shell's result wraps what it printed.
