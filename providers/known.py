@@ -12,6 +12,7 @@ from __future__ import annotations
 KNOWN_PROVIDERS: dict[str, str] = {
     "claude-code": "providers.claude_code.ClaudeCodeProvider",
     "codex": "providers.codex.CodexProvider",
+    "gemini": "providers.gemini.GeminiProvider",
 }
 
 

@@ -1,0 +1,123 @@
+"""A Gemini CLI run end to end in Chromium: lab served by daphne, the real Gemini CLI 0.61.0 TUI
+answering from the scripted Gemini API. Prompt → reply → approval answered on the page → New
+conversation. Reuses the browser suite's server and login helpers (tests/browser/conftest.py)."""
+
+from __future__ import annotations
+
+import os
+import re
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.sync_api import expect, sync_playwright
+
+from compat.gemini.home import launcher_dir, prepare_home
+from compat.gemini.scripted_model import Script, ScriptedModel, shell, text, when
+from tests.browser.conftest import (
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    LIVE_TIMEOUT_MS,
+    _daphne,
+    _free_port,
+    _git_repo,
+    _server_env,
+    log_in,
+    screenshot,
+)
+
+pytestmark = [pytest.mark.browser, pytest.mark.live]
+
+
+@pytest.fixture(scope="module")
+def gemini_lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path, ScriptedModel, Path]]:
+    root = tmp_path_factory.mktemp("browser-gemini")
+    repo = _git_repo(root / "repo")
+    home = root / "agent-home"
+    with ScriptedModel(Script()) as model:
+        agent_env = prepare_home(home, model.url)
+        port = _free_port()
+        sock = f"labbrowsergemini-{os.getpid()}-{uuid.uuid4().hex[:6]}"
+        env = _server_env(root, port, f"http://127.0.0.1:{port}", sock, home, agent_env)
+        env["LAB_PROVIDERS_ENABLED"] = "gemini"
+        env["LAB_AGENT_BIN_DIR"] = str(launcher_dir())
+        with _daphne(root, port, env, sock):
+            yield f"http://127.0.0.1:{port}", repo, model, root
+
+
+@pytest.fixture(scope="module")
+def page(gemini_lab: tuple[str, Path, ScriptedModel, Path]) -> Iterator[Any]:
+    url = gemini_lab[0]
+    with sync_playwright() as pw:
+        chromium = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        try:
+            ctx = chromium.new_context(base_url=url, viewport={"width": 1200, "height": 900})
+            ctx.set_default_timeout(LIVE_TIMEOUT_MS)
+            p = ctx.new_page()
+            log_in(p, url)
+            yield p
+        finally:
+            chromium.close()
+
+
+def send(page: Any, message: str) -> None:
+    box = page.locator("#composer textarea")
+    box.fill(message)
+    box.press("Enter")
+
+
+def expect_state(page: Any, state: str) -> None:
+    expect(page.locator("#panel")).to_have_attribute("data-state", state, timeout=LIVE_TIMEOUT_MS)
+
+
+def test_a_gemini_run_from_prompt_to_approval_to_new_conversation(page: Any, gemini_lab: Any) -> None:
+    _, repo, model, root = gemini_lab
+    allowed = root / f"allowed-{uuid.uuid4().hex[:6]}.txt"
+    model.script.add(
+        when("GMB-PING", text("GMB-PONG from Gemini")),
+        when("GMB-ALLOW", shell(f"echo yes > {allowed}", "Make a file"), text("allowed done")),
+        when("GMB-NEW", text("in the new conversation")),
+    )
+
+    page.goto("/runs/new/")
+    expect(page.get_by_label("Provider")).to_have_value("gemini")
+    page.get_by_label("Repository").fill(str(repo))
+    page.get_by_label("Branch").fill("lab/browser-gemini")
+    page.get_by_role("button", name="Start").click()
+    expect(page).to_have_url(re.compile(r"/runs/\d+/$"), timeout=LIVE_TIMEOUT_MS)
+    expect(page.locator(".run-head")).to_contain_text("Gemini CLI")
+
+    # 1. A prompt and its reply, pushed to the page.
+    send(page, "GMB-PING hello")
+    expect(page.locator("#transcript .msg-user_text").last).to_have_text("GMB-PING hello")
+    expect(page.locator("#transcript .msg-assistant_text").last).to_have_text("GMB-PONG from Gemini")
+    expect_state(page, "idle")
+
+    # 2. An approval, answered on the page by its label.
+    send(page, "GMB-ALLOW please")
+    form = page.locator("#dialog form.dialog-approval")
+    expect(form).to_be_visible(timeout=LIVE_TIMEOUT_MS)
+    expect(page.locator("#panel")).to_have_attribute("data-state", "needs_input")
+    expect(page.locator("#panel .badge")).to_have_text("Gemini CLI needs input")
+    expect(form.locator("pre.asked")).to_have_text(f"echo yes > {allowed}")
+    screenshot(page, "gemini-approval")
+    assert not allowed.exists()
+    form.get_by_role("button", name="Allow once").click()
+    expect(page.locator("#transcript .msg-assistant_text").last).to_have_text("allowed done")
+    expect_state(page, "idle")
+    assert allowed.read_text() == "yes\n"
+
+    # 3. New conversation: the transcript restarts with the /clear line, the next prompt lands there.
+    epoch = page.locator("#transcript").get_attribute("data-epoch")
+    page.on("dialog", lambda d: d.accept())
+    page.locator("form.new-conversation").get_by_role("button", name="New conversation").click()
+    expect(page.locator("#transcript")).not_to_have_attribute("data-epoch", epoch or "")
+    expect(page.locator("#transcript")).not_to_contain_text("GMB-PING")
+    expect(page.locator("#transcript li[id^=msg-]").first).to_contain_text("/clear")
+    send(page, "GMB-NEW message")
+    expect(page.locator("#transcript .msg-assistant_text").last).to_have_text("in the new conversation")
+    expect(page.locator("#transcript")).not_to_contain_text("GMB-PING")
+    expect_state(page, "idle")
+    screenshot(page, "gemini-new-conversation")

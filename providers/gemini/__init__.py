@@ -1,0 +1,3 @@
+from providers.gemini.provider import GeminiProvider
+
+__all__ = ["GeminiProvider"]

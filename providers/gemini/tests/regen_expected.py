@@ -1,0 +1,76 @@
+"""Write `<name>.expected.json` beside each Gemini session fixture, for review (then commit it).
+
+    .venv/bin/python -m providers.gemini.tests.regen_expected
+
+Fixtures: compat/gemini/fixtures/<version>/*.jsonl (captured live through the adapter by
+compat/gemini/capture_fixtures.py; their expectations live here, in expected/<version>/) and
+providers/gemini/tests/data/*.jsonl (synthesized edge cases).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from providers.gemini.transcript import read_transcript
+from providers.schema import Cursor
+
+DATA = Path(__file__).with_name("data")
+EXPECTED = Path(__file__).with_name("expected")
+COMPAT_FIXTURES = Path(__file__).resolve().parents[3] / "compat" / "gemini" / "fixtures"
+
+
+def fixture_paths() -> list[Path]:
+    return sorted(COMPAT_FIXTURES.glob("*/*.jsonl")) + sorted(DATA.glob("*.jsonl"))
+
+
+def expected_path(fixture: Path) -> Path:
+    """Beside the fixture for the adapter's own; for compat's captures (compat's directory holds
+    only what it captured) under expected/<version>/ here."""
+    name = fixture.name.removesuffix(".jsonl") + ".expected.json"
+    if fixture.is_relative_to(COMPAT_FIXTURES):
+        return EXPECTED / fixture.parent.name / name
+    return fixture.with_name(name)
+
+
+def intents_of(fixture: Path) -> dict[str, str]:
+    """The intents a fixture arms the reader with (call id → allow | deny); {} when none."""
+    path = fixture.with_name(fixture.name.removesuffix(".jsonl") + ".intents.json")
+    return orjson.loads(path.read_bytes()) if path.exists() else {}
+
+
+def observed(fixture: Path) -> dict[str, Any]:
+    read = read_transcript(str(fixture), Cursor(), intents_of(fixture))
+    return {
+        "messages": [
+            {
+                "seq": m.seq,
+                "kind": m.kind.value,
+                "text": m.text,
+                "tool_name": m.tool_name,
+                "tool_input": m.tool_input,
+                "timestamp": m.timestamp,
+                "native_id": m.native_id,
+                "is_error": m.is_error,
+            }
+            for m in read.messages
+        ],
+        "state": read.state.value,
+        "since": read.since,
+        "running": read.running,
+    }
+
+
+def main() -> None:
+    for fixture in fixture_paths():
+        expected_path(fixture).parent.mkdir(parents=True, exist_ok=True)
+        expected_path(fixture).write_bytes(
+            orjson.dumps(observed(fixture), option=orjson.OPT_INDENT_2) + b"\n"
+        )
+        print(expected_path(fixture))
+
+
+if __name__ == "__main__":
+    main()
