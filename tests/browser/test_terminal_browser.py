@@ -47,11 +47,11 @@ def test_the_terminal_shows_the_pane_live_and_a_takeover_types_into_the_tui(
     expect(page.locator("#terminal")).to_have_attribute("data-cols", "200")  # lab's size, not the window's
 
     # A reply sent from the chat appears in the terminal view as the TUI draws it.
-    lab_server.model.script.add(when("TERMINAL-PING", text("Pong from the model.")))
+    lab_server.model.script.add(when("TERMVIEW-5d2", text("Pong from the model.")))
     chat = context.new_page()
     chat.goto(terminal_run.url)
     expect(chat.locator("#panel")).to_have_attribute("data-state", "idle", timeout=LIVE_TIMEOUT_MS)
-    chat.locator("#composer textarea").fill("TERMINAL-PING from the chat")
+    chat.locator("#composer textarea").fill("TERMVIEW-5d2 from the chat")
     chat.locator("#composer textarea").press("Enter")
     expect(screen(page)).to_contain_text("Pong from the model.", timeout=LIVE_TIMEOUT_MS)
     expect(chat.locator("#panel")).to_have_attribute("data-state", "idle", timeout=LIVE_TIMEOUT_MS)
