@@ -98,6 +98,9 @@ INVISIBLE = re.compile("[\u00ad\u200b\u202a-\u202e\u2066-\u2069\ufeff]")
 # compat §6 (the prompt's place): in the fullscreen renderer the composer's cursor sits this
 # many rows above the pane's bottom (composer line, rule, footer); any other screen moves it.
 COMPOSER_ROWS_FROM_BOTTOM = 3
+# compat §6 (the prompt's place): lab's status line (compat §16), which prints nothing of its own,
+# keeps one more row under the footer.
+STATUS_LINE_ROWS = 1
 RETURN_VERIFY_S = 3.0
 # compat §7 (verification): how long a played answer may take to be recorded before lab looks
 # at whether a retry is safe, and the overall bound before it reports "not recorded".
@@ -477,7 +480,12 @@ class ClaudeCodeProvider(PastesAttachments[SpoolView]):
         alternate, y, height = [*flags.split(), "", "", ""][:3]
         if alternate != "1" or not y.isdigit() or not height.isdigit():
             return None
-        return int(y) == int(height) - COMPOSER_ROWS_FROM_BOTTOM
+        rows = COMPOSER_ROWS_FROM_BOTTOM
+        if run.spool_dir and self.status_file(run).exists():  # lab's status line has drawn
+            if seed.operator_status_line(self.home(), Path(run.worktree), trusted=run.trusted) is not None:
+                return None  # the operator's own status line is as tall as it prints
+            rows += STATUS_LINE_ROWS
+        return int(y) == int(height) - rows
 
     def return_to_prompt(self, run: RunHandle) -> bool | None:
         """One Esc, only when the prompt is not showing and nothing is asking: Esc closes a
