@@ -91,9 +91,12 @@ class NewRunForm(forms.Form):
                     "hx-target": "#repository-review",
                     "hx-swap": "outerHTML",
                     "hx-include": "[name=repository],[name=provider]",
-                    # One review in flight: a slower answer for an older path (the provider
-                    # picked before the path was typed) must not land over a newer one.
-                    "hx-sync": "closest form:replace",
+                    # One review in flight, the newest asked for next: a slower answer for an
+                    # older path (the provider picked before the path was typed) must not land
+                    # over a newer one. Queued, not replaced: an aborted request is logged as an
+                    # error in the page's console (htmx:sendAbort), under load every time the
+                    # provider and the path change one after the other.
+                    "hx-sync": "closest form:queue last",
                 }
             )
         # The providers' declared spawn options, rendered generically: prefixed by provider id.
