@@ -8,8 +8,10 @@ CLI produced them.
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+
+from providers.errors import DialogNotAnswerable
 
 
 class MessageKind(enum.StrEnum):
@@ -375,3 +377,34 @@ class Usage:
     # The account's limits; None: not reported (an API key has none), () never means that.
     quotas: tuple[Quota, ...] | None = None
     at_ns: int = 0  # when the CLI reported it
+
+
+@dataclass(frozen=True, slots=True)
+class KeyChoice:
+    """An approval answered by one key: the option's key, the key pressed for it, and the
+    operator's message after a decline (sent as a reply once the decline is recorded)."""
+
+    key: str
+    tmux_key: str
+    allows: bool
+    text: str = ""
+
+
+def key_choice(
+    dialog: Dialog, answers: Sequence[Answer], *, keys: Mapping[str, str], deny: str, not_approval: str
+) -> KeyChoice:
+    """The one option an approval's answer names (`keys`: option key -> the key that plays it);
+    an empty answer declines. DialogNotAnswerable, nothing sent, for anything else."""
+    if dialog.kind != DialogKind.APPROVAL:
+        raise DialogNotAnswerable(not_approval)
+    if not answers:
+        return KeyChoice(deny, keys[deny], False)
+    if len(answers) != 1 or len(answers[0].choices) != 1:
+        raise DialogNotAnswerable("An approval takes exactly one choice.")
+    index = answers[0].choices[0]
+    if not 0 <= index < len(dialog.options):
+        raise DialogNotAnswerable("That option is not on this prompt.")
+    key = dialog.options[index].key
+    if key not in keys:
+        raise DialogNotAnswerable("That option is not one lab can play.")
+    return KeyChoice(key, keys[key], key != deny, answers[0].text.strip() if key == deny else "")

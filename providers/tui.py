@@ -53,7 +53,15 @@ from providers.outbox import (
 )
 from providers.safefile import MAX_SPOOL_BYTES, UnsafeFile, read_head, read_regular, write_private
 from providers.sanitize import sanitize_text
-from providers.schema import Answer, Attachment, Cursor, Dialog, RunHandle, RunState, TranscriptRead
+from providers.schema import (
+    Answer,
+    Attachment,
+    Cursor,
+    Dialog,
+    RunHandle,
+    RunState,
+    TranscriptRead,
+)
 from providers.tmux import Tmux
 
 POLL_S = 0.05

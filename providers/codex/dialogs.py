@@ -11,10 +11,8 @@ the pane.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 
-from providers.errors import DialogNotAnswerable
-from providers.schema import Answer, Dialog, DialogKind, Option
+from providers.schema import Answer, Dialog, DialogKind, KeyChoice, Option, key_choice
 
 # The TUI asks "Would you like to run the following command?" and shows the model's reason.
 PROMPT = "Run a command outside the sandbox"
@@ -57,32 +55,15 @@ def approval_dialog(tool_use_id: str, tool_name: str, tool_input: Mapping[str, o
     )
 
 
-@dataclass(frozen=True, slots=True)
-class Choice:
-    key: str  # ALLOW | ALLOW_PREFIX | DENY
-    text: str = ""  # the operator's message after a decline
-
-    @property
-    def tmux_key(self) -> str:
-        return KEYS[self.key]
-
-    @property
-    def allows(self) -> bool:
-        return self.key != DENY
+Choice = KeyChoice
 
 
 def choice_for(dialog: Dialog, answers: Sequence[Answer]) -> Choice:
     """The one option an approval's answer names; an empty answer declines."""
-    if dialog.kind != DialogKind.APPROVAL:
-        raise DialogNotAnswerable("Codex asks nothing but command approvals that lab can answer.")
-    if not answers:
-        return Choice(DENY)
-    if len(answers) != 1 or len(answers[0].choices) != 1:
-        raise DialogNotAnswerable("An approval takes exactly one choice.")
-    index = answers[0].choices[0]
-    if not 0 <= index < len(dialog.options):
-        raise DialogNotAnswerable("That option is not on this prompt.")
-    key = dialog.options[index].key
-    if key not in KEYS:
-        raise DialogNotAnswerable("That option is not one lab can play.")
-    return Choice(key, answers[0].text.strip() if key == DENY else "")
+    return key_choice(
+        dialog,
+        answers,
+        keys=KEYS,
+        deny=DENY,
+        not_approval="Codex asks nothing but command approvals that lab can answer.",
+    )

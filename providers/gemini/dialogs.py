@@ -13,10 +13,8 @@ left to the terminal.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 
-from providers.errors import DialogNotAnswerable
-from providers.schema import Answer, Dialog, DialogKind, Option
+from providers.schema import Answer, Dialog, DialogKind, KeyChoice, Option, key_choice
 
 ALLOW, DENY = "allow", "deny"
 # §7: the key that plays each row (tmux key names): the digit of the first row, and Esc.
@@ -69,35 +67,14 @@ def approval_dialog(dialog_id: str, tool_name: str, details: Mapping[str, object
     )
 
 
-@dataclass(frozen=True, slots=True)
-class Choice:
-    key: str  # ALLOW | DENY
-    text: str = ""  # the operator's message after a decline
-
-    @property
-    def tmux_key(self) -> str:
-        return KEYS[self.key]
-
-    @property
-    def allows(self) -> bool:
-        return self.key != DENY
+Choice = KeyChoice
 
 
 def choice_for(dialog: Dialog, answers: Sequence[Answer]) -> Choice:
     """The one option an approval's answer names; an empty answer declines."""
-    if dialog.kind != DialogKind.APPROVAL:
-        raise DialogNotAnswerable("lab answers only Gemini's tool confirmations.")
-    if not answers:
-        return Choice(DENY)
-    if len(answers) != 1 or len(answers[0].choices) != 1:
-        raise DialogNotAnswerable("An approval takes exactly one choice.")
-    index = answers[0].choices[0]
-    if not 0 <= index < len(dialog.options):
-        raise DialogNotAnswerable("That option is not on this prompt.")
-    key = dialog.options[index].key
-    if key not in KEYS:
-        raise DialogNotAnswerable("That option is not one lab can play.")
-    return Choice(key, answers[0].text.strip() if key == DENY else "")
+    return key_choice(
+        dialog, answers, keys=KEYS, deny=DENY, not_approval="lab answers only Gemini's tool confirmations."
+    )
 
 
 def _s(value: object) -> str:
