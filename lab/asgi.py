@@ -22,6 +22,13 @@ if os.environ.get("LAB_SERVE") == "1":
     from runs import schedule
 
     schedule.start()
+    from django.conf import settings
+
+    if settings.REDIS_URL and settings.LAB_ROLE == "all":
+        # Other hosts share this database: the web tier shows this one as up while it beats.
+        from hosts import heartbeat
+
+        heartbeat.start_thread(settings.LAB_HOST)
 
 application = ProtocolTypeRouter(
     {

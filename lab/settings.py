@@ -9,6 +9,7 @@ from __future__ import annotations
 import ipaddress
 import json
 import os
+import re
 import secrets
 from collections.abc import Callable
 from pathlib import Path
@@ -169,6 +170,7 @@ INSTALLED_APPS = [
     "channels",
     "django_htmx",
     "accounts",
+    "hosts",
     "runs",
     "live",
     "terminal",
@@ -188,6 +190,7 @@ MIDDLEWARE = [
     "lab.csrf.CsrfViewMiddleware",  # Django's, plus a required Origin or Referer
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.auth.middleware.LoginRequiredMiddleware",
+    "runs.relay.HostRelayMiddleware",  # a run of another host: relayed to its runner
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
@@ -320,6 +323,18 @@ for _pid in _enabled:
         raise ImproperlyConfigured(f"LAB_PROVIDERS_ENABLED names an unknown provider {_pid!r}")
 LAB_PROVIDERS = {pid: LAB_KNOWN_PROVIDERS[pid] for pid in _enabled}
 LAB_DEFAULT_PROVIDER = _enabled[0] if _enabled else ""
+
+# Several machines (docs/architecture.md): the host this process is, and its role: `all` is web
+# tier and this host's runner at once (the one-process default), `web` relays every run to its
+# host's runner. `manage.py runner` is the runner role whatever this says.
+LAB_HOST = env.str("LAB_HOST", default="local")
+if not re.fullmatch(r"[a-z0-9][a-z0-9-]{0,39}", LAB_HOST):
+    raise ImproperlyConfigured("LAB_HOST is lowercase letters, digits and '-', at most 40, e.g. build-2")
+LAB_ROLE = env.str("LAB_ROLE", default="all")
+if LAB_ROLE not in ("all", "web"):
+    raise ImproperlyConfigured("LAB_ROLE is `all` (web tier and runner) or `web` (web tier only)")
+# The credential a runner joins its host with (`manage.py host add NAME` prints it).
+LAB_RUNNER_TOKEN = env.str("LAB_RUNNER_TOKEN", default="")
 
 # lab's own tmux server: never the operator's default one.
 LAB_TMUX_SOCKET = env.str("LAB_TMUX_SOCKET", default="lab")

@@ -22,7 +22,7 @@ from push import sender as push_sender
 from push.payload import Push, first_line
 from runs import services
 from runs.models import Run
-from runs.rows import WAITING_MAX, Row, row, run_row, waiting_for
+from runs.rows import WAITING_MAX, Row, row, rows_of, waiting_for
 from runs.runview import RunView
 
 FEED_GROUP = groups.FEED
@@ -59,7 +59,7 @@ def entry(r: Row) -> Entry:
 
 def snapshot() -> list[Entry]:
     """Every live run's entry, for a page that has just connected."""
-    return [entry(run_row(run)) for run in Run.objects.live()]
+    return [entry(r) for r in rows_of(list(Run.objects.live()))]
 
 
 def frame(*, runs: list[Entry], snapshot: bool = False, notify: str = "") -> str:

@@ -14,6 +14,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from broadcast import groups
+from hosts.identity import host_name
 from providers.base import AgentProvider
 from providers.registry import get_provider
 from providers.schema import ProjectServers, RunHandle, WorkspaceChoices
@@ -26,6 +27,9 @@ class RunQuerySet(models.QuerySet["Run"]):
 
 class Run(models.Model):
     name = models.CharField(max_length=64)
+    # The machine whose runner owns the run's tmux session, worktree and transcript: only its
+    # runner touches them (docs/architecture.md, "Several machines").
+    host = models.CharField(max_length=40, default=host_name, db_index=True)
     provider_id = models.CharField("provider", max_length=64)
     repository = models.CharField(max_length=4096, help_text="The git repository the worktree belongs to.")
     worktree = models.CharField(max_length=4096, blank=True)

@@ -5,10 +5,15 @@ and the live feed pushes them again when a watcher sees a run's state change (li
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import os
 from dataclasses import dataclass
+from typing import Any
 
+from asgiref.sync import async_to_sync
+
+from hosts import client, identity
 from providers.errors import UnknownProvider
 from providers.schema import Dialog, DialogKind, RunState, Usage
 from runs import services
@@ -100,3 +105,121 @@ def account_quotas(rows: list[Row]) -> list[tuple[str, str]]:
         if seen is None or r.usage.at_ns > seen.at_ns:
             latest[r.agent] = r.usage
     return [(agent, quota_text(usage)) for agent, usage in sorted(latest.items())]
+
+
+# --- rows of runs on other hosts ----------------------------------------------------------------
+
+UNREACHABLE = "unreachable"  # the row's state while its host does not answer
+
+
+def rows_data(run_ids: list[int]) -> list[dict[str, object]]:
+    """The rows of this host's runs, as the web tier's call asks for them (JSON)."""
+    out: list[dict[str, object]] = []
+    for run in Run.objects.filter(pk__in=run_ids, host=identity.host_name()):
+        r = run_row(run)
+        out.append(
+            {
+                "id": run.pk,
+                "ended": run.is_ended,
+                "state": r.state,
+                "waiting": r.waiting,
+                "activity": r.activity.isoformat(),
+                "agent": r.agent,
+                "limit": r.limit,
+                "usage": dataclasses.asdict(r.usage) if r.usage is not None else None,
+            }
+        )
+    return out
+
+
+def row_from(run: Run, data: dict[str, Any]) -> Row:
+    usage = data.get("usage")
+    return Row(
+        run=run,
+        state=str(data["state"]),
+        waiting=str(data.get("waiting", "")),
+        activity=datetime.datetime.fromisoformat(str(data["activity"])),
+        agent=str(data.get("agent", "")),
+        limit=str(data.get("limit", "")),
+        usage=Usage(**usage) if isinstance(usage, dict) else None,
+    )
+
+
+def unreachable_row(run: Run, why: str) -> Row:
+    """A run whose host does not answer: shown, neither hidden nor ended, and saying why."""
+    if run.is_ended:
+        return Row(
+            run=run, state=str(RunState.ENDED), waiting="", activity=run.created_at, agent=run.provider_id
+        )
+    return Row(
+        run=run, state=UNREACHABLE, waiting="", activity=run.created_at, agent=run.provider_id, limit=why
+    )
+
+
+ROWS_TIMEOUT_S = 3.0
+
+
+def rows_of(runs: list[Run]) -> list[Row]:
+    """Every run's row, in the order given: this host's from their views; another host's from
+    its runner (one call per host), or unreachable when it does not answer in time."""
+    mine = [r for r in runs if identity.serves(r.host)]
+    rows: dict[int, Row] = {r.pk: run_row(r) for r in mine}
+    others: dict[str, list[Run]] = {}
+    for r in runs:
+        if r.pk not in rows:
+            others.setdefault(r.host, []).append(r)
+    for host, its in others.items():
+        rows.update(_remote_rows(host, its))
+    return [rows[r.pk] for r in runs]
+
+
+def _remote_rows(host: str, runs: list[Run]) -> dict[int, Row]:
+    by_id = {r.pk: r for r in runs}
+    try:
+        data = async_to_sync(client.call)(host, "rows", {"run_ids": list(by_id)}, timeout=ROWS_TIMEOUT_S)
+    except (client.HostSilent, client.RelayFailed) as exc:
+        return {pk: unreachable_row(r, str(exc)) for pk, r in by_id.items()}
+    out = {pk: unreachable_row(r, f"host {host} did not say") for pk, r in by_id.items()}
+    for item in data or []:
+        run = by_id.get(int(item["id"]))
+        if run is not None:
+            out[run.pk] = row_from(run, item)
+    return out
+
+
+@dataclass(frozen=True)
+class HostLine:
+    """One host as the runs list and the new-run form show it."""
+
+    name: str
+    here: bool  # this process serves it
+    up: bool
+    status: str  # "up" or the true sentence about its silence
+    live_runs: int
+    load: float | None
+
+
+def host_lines() -> list[HostLine]:
+    """Every registered host, and this process's own; empty on the one-host default (nothing
+    to choose between, nothing to show)."""
+    from django.db.models import Count, Q
+
+    from hosts.models import Host
+
+    counts = dict(
+        Run.objects.live()
+        .values("host")
+        .annotate(n=Count("pk", filter=Q(ended_at__isnull=True)))
+        .values_list("host", "n")
+    )
+    hosts = list(Host.objects.all())
+    if not hosts or (len(hosts) == 1 and identity.serves(hosts[0].name)):
+        return []
+    lines = []
+    for h in hosts:
+        here = identity.serves(h.name)
+        up = here or h.up
+        lines.append(
+            HostLine(h.name, here, up, "up" if up else h.silence_text(), counts.get(h.name, 0), h.load)
+        )
+    return lines

@@ -20,6 +20,7 @@ from django.conf import settings
 from django.db import close_old_connections, transaction
 from django.utils import timezone
 
+from hosts import identity
 from providers.base import UsageReporter
 from providers.errors import PromptPending, ProviderError, ReplyNotDelivered, StillStarting
 from providers.schema import RunState, Usage
@@ -189,7 +190,7 @@ def send_one(message: ScheduledMessage, now: datetime.datetime) -> str:
 def arm_opted_in(now: datetime.datetime) -> None:
     """Runs that opted in and stopped on a limit get their continue, whether or not a page is
     open to see the limit."""
-    for run in Run.objects.live().filter(continue_on_limit=True):
+    for run in Run.objects.live().filter(continue_on_limit=True, host=identity.host_name()):
         try:
             limit = current_limit(run_view(run, limit=1).tail.messages)
         except (OSError, ValueError, ProviderError):
@@ -200,7 +201,8 @@ def arm_opted_in(now: datetime.datetime) -> None:
 
 def reap_stale(now: datetime.datetime) -> int:
     """A message left `sending` by a process that stopped mid-send: said, never resent."""
-    return ScheduledMessage.objects.filter(state=S.SENDING, send_at__lte=now - STALE_SENDING).update(
+    stale = ScheduledMessage.objects.filter(state=S.SENDING, send_at__lte=now - STALE_SENDING)
+    return stale.filter(run__host=identity.host_name()).update(
         state=S.FAILED,
         done_at=now,
         note="lab stopped while sending it: it may or may not have reached the agent.",
@@ -214,7 +216,9 @@ def tick(now: datetime.datetime | None = None) -> list[tuple[int, str]]:
     arm_opted_in(now)
     reap_stale(now)
     done = []
-    for message in ScheduledMessage.objects.filter(state=S.PENDING, send_at__lte=now):
+    # Only this host's runs: another host's agent is reached by its own runner's loop.
+    due = ScheduledMessage.objects.filter(state=S.PENDING, send_at__lte=now, run__host=identity.host_name())
+    for message in due:
         try:
             state = send_one(message, now)
         except Exception:

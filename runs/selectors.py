@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from hosts import identity
 from providers.base import AgentProvider, ConnectingReporter, LiveSignals
 from providers.schema import Dialog, DialogKind, RunHandle, RunState
 from providers.tmux import Tmux
@@ -112,6 +113,10 @@ def run_alive(run: Run) -> bool:
     exited (remain-on-exit, for the exit reason) is not alive either."""
     if run.is_ended:
         return False
+    if not identity.serves(run.host):
+        # Another host's tmux server: only its runner can tell, and a run is never ended from
+        # a machine that cannot see it.
+        return True
     value = Tmux(run.tmux_socket).pane_format(run.tmux_session, "#{pane_pid} #{pane_dead}")
     if value is None:
         return False

@@ -23,6 +23,7 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from hosts import identity
 from providers.base import (
     RESUME_OPTION,
     AgentProvider,
@@ -120,6 +121,7 @@ def run_start(
                 repository=str(repository),
                 worktree=str(worktree),
                 branch=branch,
+                host=identity.host_name(),
                 tmux_socket=settings.LAB_TMUX_SOCKET,
                 tmux_session=f"lab-{secrets.token_hex(4)}",  # lab's own name: never a user-supplied target
                 spawn_options=dict(options or {}),
@@ -275,7 +277,7 @@ def _run_worktree(repository: Path, branch: str, name: str, base_ref: str | None
             f"Branch {branch!r} is checked out in your main checkout ({found}). lab never runs an "
             "agent or seeds files there: choose a new branch name."
         )
-    for other in Run.objects.live().filter(worktree=str(found)):
+    for other in Run.objects.live().filter(worktree=str(found), host=identity.host_name()):
         if _in_use(other):
             raise worktrees.BranchInUse(
                 f"Branch {branch!r} is in use by the live run {other.name!r} (in {found}). End that "
@@ -551,7 +553,7 @@ def worktree_users(run: Run) -> list[Run]:
     shared branch, or an operator's manual start)."""
     if not run.worktree:
         return []
-    others = Run.objects.live().filter(worktree=run.worktree).exclude(pk=run.pk)
+    others = Run.objects.live().filter(worktree=run.worktree, host=run.host).exclude(pk=run.pk)
     return [other for other in others if _in_use(other)]
 
 

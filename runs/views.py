@@ -21,6 +21,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django_htmx.http import HttpResponseClientRedirect, reswap
 
 from auth_flows.services import auth_changed, provider_card
+from hosts import identity
 from providers.errors import ProviderError, outcome
 from providers.registry import get_provider
 from providers.schema import Answer, AuthFlowKind, AuthStatus, Dialog
@@ -28,7 +29,7 @@ from runs import commands, schedule, services
 from runs.forms import TRUST, NewRunForm, ReplyForm
 from runs.models import Run
 from runs.rendering import message_html, rerender_html, whole_message_html
-from runs.rows import account_quotas, run_row
+from runs.rows import account_quotas, host_lines, rows_of
 from runs.runview import run_view
 from runs.signals import poke
 from runs.transcripts import PAGE, side_transcript, transcript_page, transcript_tail
@@ -59,18 +60,25 @@ def run_list(request: HttpRequest) -> HttpResponse:
                 status=400,
                 content_type="text/plain; charset=utf-8",
             )
-        runs = Run.objects.filter(pk__in={int(i) for i in asked.split(",")})
-        return render(request, "runs/list.html#rows", {"rows": [run_row(run) for run in runs], "oob": True})
-    rows = [run_row(run) for run in Run.objects.all()[:LIST_MAX]]
+        runs = list(Run.objects.filter(pk__in={int(i) for i in asked.split(",")}))
+        return render(request, "runs/list.html#rows", {"rows": rows_of(runs), "oob": True})
+    rows = rows_of(list(Run.objects.all()[:LIST_MAX]))
     template = "runs/list.html#list" if request.htmx else "runs/list.html"  # type: ignore[attr-defined]
-    return render(request, template, {"rows": rows, "quotas": account_quotas(rows)})
+    hosts = host_lines()
+    return render(request, template, {"rows": rows, "quotas": account_quotas(rows), "hosts": hosts})
 
 
 @require_http_methods(["GET", "POST"])
 def run_new(request: HttpRequest) -> HttpResponse:
     form = NewRunForm(request.POST or None)
+    hosts = host_lines()
+    if identity.role() == identity.WEB:
+        # A web tier has no machine of its own to start on: the operator picks a host.
+        return render(request, "runs/new.html", {"hosts": hosts, "pick_host": True})
     if request.method != "POST":
-        return render(request, "runs/new.html", {"form": form})
+        return render(
+            request, "runs/new.html", {"form": form, "hosts": hosts, "this_host": identity.host_name()}
+        )
     review, status = None, 422
     if form.is_valid():
         provider_id = form.cleaned_data["provider"]

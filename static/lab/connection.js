@@ -10,6 +10,7 @@
   const HTMX_RETRIES = [1006, 1011, 1012, 1013];
   const CLOSE_UNAUTHENTICATED = 4401;
   const CLOSE_NOT_FOUND = 4404;
+  const CLOSE_HOST_SILENT = 4503;
   let retries = 0;
   let leaving = false;
   window.addEventListener("pagehide", function () { leaving = true; });
@@ -38,7 +39,12 @@
       return;
     }
     if (code === CLOSE_NOT_FOUND) { connection("Disconnected: this run no longer exists."); return; }
-    connection(navigator.onLine === false ? "Disconnected (offline) — reconnecting…" : "Disconnected — reconnecting…");
+    if (code === CLOSE_HOST_SILENT) {
+      // The run's machine stopped answering: the reason is the server's true sentence.
+      connection("Disconnected: " + (evt.detail.event.reason || "the run's host is not answering") + " — reconnecting…");
+    } else {
+      connection(navigator.onLine === false ? "Disconnected (offline) — reconnecting…" : "Disconnected — reconnecting…");
+    }
     if (HTMX_RETRIES.indexOf(code) >= 0) return; // htmx-ws has scheduled this one itself
     const delay = Math.min(30000, 500 * Math.pow(2, retries)) * (0.5 + Math.random() / 2);
     retries += 1;

@@ -15,6 +15,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from accounts.services import operator_bootstrap
 from accounts.signals import password_is_strong
+from hosts import identity
 from providers.tmux import Tmux, TmuxError
 from runs import services
 from runs.models import Run
@@ -57,7 +58,7 @@ def reconcile_runs() -> tuple[list[int], list[str]]:
     run owns are left alone and reported, never adopted. Returns (ended run ids, foreign)."""
     ended: list[int] = []
     owned: set[str] = set()
-    for run in Run.objects.live():
+    for run in Run.objects.live().filter(host=identity.host_name()):  # another host's: its runner's
         try:
             alive = services.run_alive(run)  # the same pane, not just a session of that name
         except (TmuxError, ValueError, OSError) as exc:
