@@ -9,16 +9,25 @@
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
+from collections.abc import Iterator
+
 from django.conf import settings
 
 ALL, WEB, RUNNER = "all", "web", "runner"
 ROLES = (ALL, WEB, RUNNER)
 
 _role: str | None = None
+# What a runner's request handling acts as: set for the tasks (and the threads they start,
+# which copy the context) that serve one relayed message, so that a runner in a process that
+# is also something else (a test) never relays what it was sent.
+_acting: contextvars.ContextVar[tuple[str, str] | None] = contextvars.ContextVar("lab_host", default=None)
 
 
 def role() -> str:
-    return _role or settings.LAB_ROLE
+    acting = _acting.get()
+    return acting[1] if acting else (_role or settings.LAB_ROLE)
 
 
 def become_runner() -> None:
@@ -27,7 +36,17 @@ def become_runner() -> None:
 
 
 def host_name() -> str:
-    return str(settings.LAB_HOST)
+    acting = _acting.get()
+    return acting[0] if acting else str(settings.LAB_HOST)
+
+
+@contextlib.contextmanager
+def acting_as_runner(host: str) -> Iterator[None]:
+    token = _acting.set((host, RUNNER))
+    try:
+        yield
+    finally:
+        _acting.reset(token)
 
 
 def serves(host: str) -> bool:

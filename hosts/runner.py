@@ -22,7 +22,7 @@ from typing import Any
 from asgiref.sync import sync_to_async
 from channels.layers import get_channel_layer
 
-from hosts import protocol
+from hosts import identity, protocol
 
 log = logging.getLogger("lab.runner")
 
@@ -53,7 +53,8 @@ class Runner:
             self.spawn(self.handle(message))
 
     def spawn(self, coro: Any) -> None:
-        task = asyncio.ensure_future(coro)
+        with identity.acting_as_runner(self.host):  # the task copies the context as it is now
+            task = asyncio.ensure_future(coro)
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
 
