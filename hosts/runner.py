@@ -20,6 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 from asgiref.sync import sync_to_async
+from channels.exceptions import ChannelFull
 from channels.layers import get_channel_layer
 
 from hosts import identity, protocol
@@ -159,7 +160,12 @@ class Runner:
                 }
             else:
                 return
-            await self.layer.send(web, {**out, "id": ident})
+            try:
+                await self.layer.send(web, {**out, "id": ident})
+            except ChannelFull:
+                # The web tier is not reading: close; the page reconnects and its hello
+                # brings it up to date from the transcript (nothing lost).
+                app.cancel()
 
         app = asyncio.ensure_future(self.app(scope, inbox.get, send))
         try:

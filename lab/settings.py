@@ -248,7 +248,12 @@ if REDIS_URL:
             "BACKEND": "channels_redis.core.RedisChannelLayer",
             # redis-py's 5 s socket timeout equals channels-redis's 5 s blocking pop, so an idle
             # socket's read timed out and daphne dropped the consumer: give the pop room.
-            "CONFIG": {"hosts": [{"address": REDIS_URL, "socket_timeout": 30}]},
+            "CONFIG": {
+                "hosts": [{"address": REDIS_URL, "socket_timeout": 30}],
+                # A relayed socket's frames queue on the web tier's channel (several machines):
+                # a page catching up sends many at once, past channels' default of 100.
+                "channel_capacity": {"specific.*": 1000},
+            },
         }
     }
 else:
