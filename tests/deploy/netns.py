@@ -365,6 +365,8 @@ class NetnsBed:
         self._procs: list[tuple[str, subprocess.Popen[bytes]]] = []
         self._logs: list[Path] = []
         self._state: dict[str, Any] = {}
+        self._made_dir = False
+        self._pg_pid: int | None = None
 
     # --- life cycle ---
 
@@ -380,12 +382,15 @@ class NetnsBed:
         if missing := missing_tools():
             raise BedError(f"the bed needs {', '.join(missing)}: run scripts/ensure-system test")
         try:
-            self.dir.mkdir(mode=0o711)
-            self.dir.chmod(0o711)  # PostgreSQL runs as its own user and must reach its data dir
-            self.logs_dir.mkdir(parents=True, exist_ok=True)
-            self._save_state(owner_pid=os.getpid(), made_at=time.time())
             with _lock():
+                # Sweep first: a killed run whose pid this process now has left names this
+                # bed is about to take.
                 _sweep()
+                self.dir.mkdir(mode=0o711)
+                self._made_dir = True
+                self.dir.chmod(0o711)  # PostgreSQL runs as its own user and must reach its data dir
+                self.logs_dir.mkdir(parents=True, exist_ok=True)
+                self._save_state(owner_pid=os.getpid(), made_at=time.time())
                 self._make_links()
             if self.want_postgres:
                 self._start_postgres()
@@ -427,7 +432,7 @@ class NetnsBed:
             for log in (self.dir / "pg" / "server.log", self.dir / "redis.log"):
                 with contextlib.suppress(OSError):
                     shutil.copy(log, self.logs_dir / log.name)
-        if self.dir.exists():
+        if self._made_dir and self.dir.exists():
             step("removing the bed's directory", shutil.rmtree, self.dir)
         if errors:
             raise BedError(f"bed {self.id} teardown: " + "; ".join(errors))
@@ -465,6 +470,9 @@ class NetnsBed:
             self.hosts[name] = host
             for d in (host.data_dir, host.tmux_tmpdir, host.agent_home):
                 d.mkdir(parents=True)
+            if host.link in root_links():
+                # A dead namesake's: the kernel frees a deleted namespace's links asynchronously.
+                _run([ip, "link", "del", host.link], f"deleting stale link {host.link}", check=False)
             _run([ip, "netns", "add", host.ns], f"creating namespace {host.ns}")
             _run(
                 [ip, "link", "add", host.link, "type", "veth", "peer", "name", "eth0", "netns", host.ns],
@@ -514,6 +522,7 @@ class NetnsBed:
                     f"PostgreSQL did not start on port {self.pg_port}; {log} says:\n{tail(log, 8)}"
                 )
         self._logs.append(pg / "server.log")
+        self._pg_pid = int((data / "postmaster.pid").read_text().split()[0])
         for address in ["127.0.0.1", *(h.root_ip for h in self.hosts.values())]:
             wait_for(partial(can_connect, address, self.pg_port), 30, f"PostgreSQL on {address}", self._logs)
         psql = [f"{bindir}/psql", "-X", "-q", "-h", "127.0.0.1", "-p", str(self.pg_port), "-U", "postgres"]
@@ -681,11 +690,7 @@ class NetnsBed:
 
     def server_pids(self) -> list[int]:
         """The pids of Redis and the PostgreSQL postmaster (for a leak check)."""
-        pids = [self._redis.pid] if self._redis is not None else []
-        if self._pg_data is not None:
-            with contextlib.suppress(OSError, ValueError):
-                pids.append(int((self._pg_data / "postmaster.pid").read_text().split()[0]))
-        return pids
+        return [p for p in (self._redis.pid if self._redis else None, self._pg_pid) if p]
 
     def wait_for[T](
         self, predicate: Callable[[], T], timeout: float, what: str, logs: Iterable[Path] | None = None

@@ -145,6 +145,18 @@ def test_teardown_leaves_nothing_behind(tmp_path):
     assert leftovers(bed.id, pids) == []
 
 
+def test_a_bed_that_fails_to_start_takes_down_what_it_had_built(monkeypatch, tmp_path):
+    def redis_fails(self):
+        raise BedError("redis-server exited at once")
+
+    monkeypatch.setattr(NetnsBed, "_start_redis", redis_fails)
+    bed = NetnsBed(["a", "b"], logs_dir=tmp_path / "logs")
+    with pytest.raises(BedError, match="redis-server exited at once"):
+        bed.start()
+    assert len(bed.hosts) == 2 and len(bed.server_pids()) == 1, "namespaces and PostgreSQL came up first"
+    assert leftovers(bed.id, bed.server_pids()) == []
+
+
 # A test run killed mid-test: it builds a bed, starts a process in it and dies by SIGKILL.
 KILLED_RUN = """
 import json, sys, time
