@@ -592,13 +592,13 @@ class NetnsBed:
         raise BedError(f"no host {name_or_ns!r} in bed {self.id} (hosts: {', '.join(self.hosts)})")
 
     def database_url(self, host: str | None = None, database: str = DB_NAME) -> str:
-        """PostgreSQL for `host` (through its root-side address, as user lab with a password),
-        or for the test process itself (loopback, the superuser) when host is None."""
+        """PostgreSQL for `host` through its root-side address, or through loopback for the root
+        namespace (the test process, a web tier) when host is None. Always as user lab: tables
+        one tier creates (migrate) are then the others' too."""
         if not self.want_postgres:
             raise BedError(f"bed {self.id} was made without PostgreSQL")
-        if host is None:
-            return f"postgres://postgres@127.0.0.1:{self.pg_port}/{database}"
-        return f"postgres://{DB_USER}:{self.db_password}@{self.host(host).root_ip}:{self.pg_port}/{database}"
+        address = "127.0.0.1" if host is None else self.host(host).root_ip
+        return f"postgres://{DB_USER}:{self.db_password}@{address}:{self.pg_port}/{database}"
 
     def redis_url(self, host: str | None = None) -> str:
         address = "127.0.0.1" if host is None else self.host(host).root_ip
@@ -621,30 +621,55 @@ class NetnsBed:
             env["DATABASE_URL"] = self.database_url(h.name)
         return env
 
+    def web_env(self, base: dict[str, str] | None = None) -> dict[str, str]:
+        """The environment of a process in the root namespace (a web tier): servers on
+        loopback, directories of its own, and no LAB_HOST (set one to make it a runner too)."""
+        env = dict(os.environ if base is None else base)
+        env.pop("TMUX", None)
+        env.pop("LAB_HOST", None)
+        web = self.dir / "web"
+        for d in ("data", "tmux", "agent-home"):
+            (web / d).mkdir(parents=True, exist_ok=True)
+        env.update(
+            LAB_DATA_DIR=str(web / "data"),
+            TMUX_TMPDIR=str(web / "tmux"),
+            LAB_AGENT_HOME=str(web / "agent-home"),
+            REDIS_URL=self.redis_url(),
+        )
+        if self.want_postgres:
+            env["DATABASE_URL"] = self.database_url()
+        return env
+
     def spawn(
         self,
-        host: str,
+        host: str | None,
         argv: Sequence[str],
         env: dict[str, str] | None = None,
         cwd: str | Path | None = None,
         log_path: Path | None = None,
     ) -> subprocess.Popen[bytes]:
-        """Start `argv` inside `host`'s namespace in a process group of its own, stdout and stderr
-        to `log_path` (default: a numbered log in the bed's logs dir). `env` defaults to host_env."""
-        h = self.host(host)
-        log_path = Path(log_path) if log_path else self.logs_dir / f"{h.name}-{len(self._procs) + 1}.log"
+        """Start `argv` inside `host`'s namespace (the root namespace when host is None) in a
+        process group of its own, stdout and stderr to `log_path` (default: a numbered log in the
+        bed's logs dir). `env` defaults to host_env (web_env in the root namespace). Teardown
+        stops it."""
+        name = "root" if host is None else self.host(host).name
+        if host is None:
+            argv, default_env = list(argv), self.web_env()
+        else:
+            argv, default_env = [_tool("ip"), "netns", "exec", self.host(host).ns, *argv], self.host_env(name)
+        log_path = Path(log_path) if log_path else self.logs_dir / f"{name}-{len(self._procs) + 1}.log"
         log_path.parent.mkdir(parents=True, exist_ok=True)
         with log_path.open("ab") as log:
             proc = subprocess.Popen(
-                [_tool("ip"), "netns", "exec", h.ns, *argv],
-                env=self.host_env(h.name) if env is None else env,
+                argv,
+                env=default_env if env is None else env,
                 cwd=cwd,
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,  # its own group: kill() reaches its children too
             )
-        self._procs.append((h.name, proc))
+        self._procs.append((name, proc))
         self._logs.append(log_path)
         return proc
 

@@ -54,7 +54,7 @@ except OSError as exc:
 """
 
 
-def run_in(bed: NetnsBed, host: str, argv: list[str], log: Path) -> str:
+def run_in(bed: NetnsBed, host: str | None, argv: list[str], log: Path) -> str:
     """Run argv in `host` to its end; its output (it must exit 0)."""
     proc = bed.spawn(host, argv, log_path=log)
     bed.wait_for(lambda: proc.poll() is not None, 30, f"{argv[:3]} ending in host {host}", [log])
@@ -63,7 +63,7 @@ def run_in(bed: NetnsBed, host: str, argv: list[str], log: Path) -> str:
     return out
 
 
-def python_in(bed: NetnsBed, host: str, code: str, *args: object, log: Path) -> str:
+def python_in(bed: NetnsBed, host: str | None, code: str, *args: object, log: Path) -> str:
     return run_in(bed, host, [sys.executable, "-c", code, *map(str, args)], log).strip().splitlines()[-1]
 
 
@@ -82,6 +82,9 @@ def test_each_host_reaches_postgres_and_redis_through_its_own_link(netns_bed, tm
             "pong": True,
         }
     assert netns_bed.host("a").network != netns_bed.host("b").network
+    # A process spawned in the root namespace (a web tier) reaches both servers on loopback.
+    seen = json.loads(python_in(netns_bed, None, PROBE, log=tmp_path / "probe-root.log"))
+    assert seen == {"server": "127.0.0.1", "client": "127.0.0.1", "user": "lab", "db": "lab", "pong": True}
 
 
 def test_a_port_on_one_hosts_loopback_is_out_of_the_other_hosts_reach(netns_bed, tmp_path):
