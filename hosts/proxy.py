@@ -17,6 +17,7 @@ from typing import Any
 from asgiref.sync import sync_to_async
 from channels.consumer import AsyncConsumer
 from channels.exceptions import StopConsumer
+from django.utils.html import escape
 
 from hosts import protocol
 from hosts.client import LIVENESS_CHECK_S, host_silence
@@ -98,6 +99,9 @@ class HostProxyConsumer(AsyncConsumer):
         if not self.accepted:
             self.accepted = True
             await self.send({"type": "websocket.accept"})
+        # daphne sends no close reason: the sentence goes first, into the page's #host-silence.
+        said = f'<div id="host-silence" hx-swap-oob="true" hidden>{escape(why)}</div>'
+        await self.send({"type": "websocket.send", "text": said})
         await self.send({"type": "websocket.close", "code": CLOSE_HOST_SILENT, "reason": why[:120]})
 
     async def to_runner(self, message: dict[str, Any]) -> None:

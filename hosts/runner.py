@@ -207,7 +207,7 @@ def asgi_scope(kind: str, relayed: dict[str, Any]) -> dict[str, Any]:
         "scheme": relayed.get("scheme") or ("ws" if kind == "websocket" else "http"),
         "path": path,
         "raw_path": path.encode(),
-        "root_path": "",
+        "root_path": str(relayed.get("root_path") or ""),
         "query_string": str(relayed.get("query_string", "")).encode("latin-1"),
         "headers": [(k.encode("latin-1"), v.encode("latin-1")) for k, v in relayed.get("headers", [])],
         "client": tuple(relayed["client"]) if relayed.get("client") else None,

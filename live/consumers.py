@@ -12,6 +12,7 @@ from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
 from accounts import sockets
 from broadcast import groups
+from hosts import identity
 from live import feed
 from live.frames import catch_up_frames, catch_up_from_memory
 from live.watcher import ensure_watcher
@@ -117,7 +118,12 @@ class LabConsumer(AsyncJsonWebsocketConsumer):
         return run
 
     async def watch_live_runs(self) -> None:
-        async for run_id in Run.objects.live().values_list("pk", flat=True):
+        """This host's live runs: another host's are watched by its runner, where their files
+        are (a watcher here would take the run's lease and read nothing true)."""
+        if identity.role() == identity.WEB:
+            return
+        mine = Run.objects.live().filter(host=identity.host_name())
+        async for run_id in mine.values_list("pk", flat=True):
             ensure_watcher(run_id)
 
     async def receive_json(self, content: Any, **kwargs: Any) -> None:

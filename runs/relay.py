@@ -140,10 +140,10 @@ class HostRelayMiddleware:
             return self.__acall__(request)
         here(request)
         found = target(request)
+        if found is not None and identity.role() == identity.RUNNER:
+            return refused(found[0])  # whoever asks: a runner serves its own host's runs only
         if found is None or not request.user.is_authenticated:
             return self.get_response(request)
-        if identity.role() == identity.RUNNER:
-            return refused(found[0])
         return async_to_sync(relay)(request, *found)
 
     async def __acall__(self, request: HttpRequest) -> HttpResponse:
@@ -151,13 +151,13 @@ class HostRelayMiddleware:
 
         here(request)
         found = await sync_to_async(target, thread_sensitive=False)(request)
+        if found is not None and identity.role() == identity.RUNNER:
+            return refused(found[0])  # whoever asks: a runner serves its own host's runs only
         if found is None:
             return await self.get_response(request)
         authenticated = await sync_to_async(lambda: request.user.is_authenticated)()
         if not authenticated:
             return await self.get_response(request)
-        if identity.role() == identity.RUNNER:
-            return refused(found[0])
         return await relay(request, *found)
 
 

@@ -87,7 +87,8 @@ async def test_a_run_of_another_host_is_served_by_its_runner_page_reply_and_sock
 
     sent = await http("POST", f"/runs/{run_on_b.pk}/reply/", cookie, body=b"text=hello+from+the+web+tier")
     assert sent["status"] in (200, 204), sent["body"][:300]
-    lines = [json.loads(x) for x in open(run_on_b.transcript_path).read().splitlines() if x.strip()]
+    with open(run_on_b.transcript_path) as f:
+        lines = [json.loads(x) for x in f.read().splitlines() if x.strip()]
     assert any(line.get("text") == "hello from the web tier" for line in lines)
 
     socket = WebsocketCommunicator(application, f"/ws/runs/{run_on_b.pk}/", headers=ws_headers(cookie))
@@ -117,6 +118,9 @@ async def test_a_silent_host_is_said_to_be_silent_and_its_runs_stay_listed(run_o
     socket = WebsocketCommunicator(application, f"/ws/runs/{run_on_b.pk}/", headers=ws_headers(cookie))
     connected, _ = await socket.connect(timeout=10)
     assert connected
+    said = await socket.receive_output(timeout=10)
+    assert said["type"] == "websocket.send" and "host b has not answered for" in said["text"]
+    assert 'id="host-silence"' in said["text"]
     closed = await socket.receive_output(timeout=10)
     assert closed["type"] == "websocket.close" and closed["code"] == 4503
     assert "host b has not answered" in closed["reason"]

@@ -41,7 +41,10 @@
     if (code === CLOSE_NOT_FOUND) { connection("Disconnected: this run no longer exists."); return; }
     if (code === CLOSE_HOST_SILENT) {
       // The run's machine stopped answering: the reason is the server's true sentence.
-      connection("Disconnected: " + (evt.detail.event.reason || "the run's host is not answering") + " — reconnecting…");
+      // The server's true sentence came as a fragment just before the close (daphne sends no
+      // close reason).
+      const said = document.getElementById("host-silence");
+      connection("Disconnected: " + ((said && said.textContent) || "the run's host is not answering") + " — reconnecting…");
     } else {
       connection(navigator.onLine === false ? "Disconnected (offline) — reconnecting…" : "Disconnected — reconnecting…");
     }

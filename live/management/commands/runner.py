@@ -15,7 +15,9 @@ from django.utils.module_loading import import_string
 from hosts import heartbeat, identity
 from hosts.join import JoinRefused, join
 from hosts.runner import Runner
+from live.watcher import ensure_watcher
 from runs.management.commands.serve import reconcile_runs
+from runs.models import Run
 
 log = logging.getLogger("lab.runner")
 
@@ -48,7 +50,28 @@ class Command(BaseCommand):
     async def serve(self, name: str, app: object) -> None:
         runner = Runner(name, app)  # type: ignore[arg-type]
         beat = asyncio.ensure_future(heartbeat.beating(name))
+        with identity.acting_as_runner(name):
+            watching = asyncio.ensure_future(keep_watching(name))
         try:
             await runner.serve()
         finally:
             beat.cancel()
+            watching.cancel()
+
+
+# How often the runner looks for live runs of its host that nothing watches yet (one started
+# by another process, one that was live when the runner started).
+WATCH_SCAN_S = 2.0
+
+
+async def keep_watching(host: str) -> None:
+    """Every live run of this host is watched here, whether or not a page is open: the feed
+    (every page's count of waiting runs, the runs lists, Web Push) hears of its states only
+    from its watcher, and no other machine can watch it."""
+    while True:
+        try:
+            async for run_id in Run.objects.live().filter(host=host).values_list("pk", flat=True):
+                ensure_watcher(run_id)
+        except Exception as exc:  # noqa: BLE001 (the database away a moment: look again next time)
+            log.warning("host %s: cannot list its live runs (%s)", host, exc)
+        await asyncio.sleep(WATCH_SCAN_S)
