@@ -168,6 +168,26 @@ def test_two_hosts_keep_their_tmux_servers_apart(netns_bed, tmp_path):
         assert envs[0][key] != envs[1][key], key
 
 
+def test_killing_a_host_ends_everything_in_it_and_nothing_elsewhere(netns_bed, tmp_path):
+    on_a = netns_bed.spawn("a", ["sleep", "600"])
+    on_b = netns_bed.spawn("b", ["sleep", "600"])
+    run_in(
+        netns_bed,
+        "b",
+        ["tmux", "-L", "lab", "new-session", "-d", "-s", "x", "sleep 600"],
+        tmp_path / "tmux.log",
+    )
+    in_b = ns_pids(netns_bed.host("b").ns)
+    assert len(in_b) >= 2, in_b  # the sleep, the tmux server (out of every spawned group) and its child
+
+    assert sorted(netns_bed.kill_host("b")) == sorted(in_b)
+
+    assert ns_pids(netns_bed.host("b").ns) == []
+    assert on_b.returncode == -signal.SIGKILL
+    assert on_a.poll() is None  # host a runs on
+    assert ns_pids(netns_bed.host("a").ns) == [on_a.pid]
+
+
 def test_teardown_leaves_nothing_behind(tmp_path):
     bed = NetnsBed(["a", "b"], logs_dir=tmp_path / "logs").start()
     try:
