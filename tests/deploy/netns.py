@@ -267,7 +267,7 @@ def _sweep() -> list[str]:
         try:
             made_at = (NETNS_DIR / ns).stat().st_mtime
         except OSError:
-            made_at = 0.0
+            continue  # deleted since the listing: another bed's teardown
         if _owner_alive(int(m[1]), made_at):
             continue
         _empty_namespace(ns, grace=0.5)
