@@ -27,6 +27,9 @@ server daemonizes out of its client's process group), deletes the links and name
 the servers and removes the bed's directory, and reports what it could not do. A test run killed
 before teardown leaves all that behind under its pid: the next bed sweeps whatever belongs to a
 process that is gone (sweep_leftovers). No Django here: the bed is plain processes.
+
+A web tier runs in the root namespace (spawn(None, ...), web_env()): it reaches the servers on
+127.0.0.1 and is out of the hosts' reach, as they are out of its own except through the servers.
 """
 
 from __future__ import annotations
@@ -264,7 +267,7 @@ def _sweep() -> list[str]:
         try:
             made_at = (NETNS_DIR / ns).stat().st_mtime
         except OSError:
-            made_at = 0.0
+            continue  # deleted since the listing: another bed's teardown
         if _owner_alive(int(m[1]), made_at):
             continue
         _empty_namespace(ns, grace=0.5)

@@ -54,9 +54,9 @@ except OSError as exc:
 """
 
 
-def run_in(bed: NetnsBed, host: str | None, argv: list[str], log: Path) -> str:
+def run_in(bed: NetnsBed, host: str | None, argv: list[str], log: Path, cwd: Path | None = None) -> str:
     """Run argv in `host` to its end; its output (it must exit 0)."""
-    proc = bed.spawn(host, argv, log_path=log)
+    proc = bed.spawn(host, argv, cwd=cwd, log_path=log)
     bed.wait_for(lambda: proc.poll() is not None, 30, f"{argv[:3]} ending in host {host}", [log])
     out = log.read_text()
     assert proc.returncode == 0, f"exit {proc.returncode} in host {host}:\n{out}"
@@ -64,7 +64,11 @@ def run_in(bed: NetnsBed, host: str | None, argv: list[str], log: Path) -> str:
 
 
 def python_in(bed: NetnsBed, host: str | None, code: str, *args: object, log: Path) -> str:
-    return run_in(bed, host, [sys.executable, "-c", code, *map(str, args)], log).strip().splitlines()[-1]
+    return (
+        run_in(bed, host, [sys.executable, "-c", code, *map(str, args)], log, cwd=ROOT)
+        .strip()
+        .splitlines()[-1]
+    )
 
 
 def test_each_host_reaches_postgres_and_redis_through_its_own_link(netns_bed, tmp_path):
@@ -85,6 +89,42 @@ def test_each_host_reaches_postgres_and_redis_through_its_own_link(netns_bed, tm
     # A process spawned in the root namespace (a web tier) reaches both servers on loopback.
     seen = json.loads(python_in(netns_bed, None, PROBE, log=tmp_path / "probe-root.log"))
     assert seen == {"server": "127.0.0.1", "client": "127.0.0.1", "user": "lab", "db": "lab", "pong": True}
+
+
+# lab's own settings in a host, as a runner would start: Django on the host's DATABASE_URL and
+# channels-redis on its REDIS_URL.
+LAB_PROCESS = """
+import json, os, sys
+import django
+os.environ["DJANGO_SETTINGS_MODULE"] = "lab.settings"
+django.setup()
+from asgiref.sync import async_to_sync
+from channels.layers import get_channel_layer
+from django.db import connection
+layer = get_channel_layer()
+with connection.cursor() as cur:
+    cur.execute("SELECT host(inet_client_addr())")
+    client = cur.fetchone()[0]
+if sys.argv[1] == "send":
+    message = {"type": "hello", "from": os.environ["LAB_HOST"], "db_client": client}
+    async_to_sync(layer.send)("bed-runner-b", message)
+    print(json.dumps({"sent": True}))
+else:
+    print(json.dumps({"received": async_to_sync(layer.receive)("bed-runner-b"), "db_client": client}))
+"""
+
+
+def test_lab_processes_on_two_hosts_share_the_database_and_the_channel_layer(netns_bed, tmp_path):
+    receiver = netns_bed.spawn(
+        "b", [sys.executable, "-c", LAB_PROCESS, "receive"], cwd=ROOT, log_path=tmp_path / "b.log"
+    )
+    assert python_in(netns_bed, "a", LAB_PROCESS, "send", log=tmp_path / "a.log") == '{"sent": true}'
+    netns_bed.wait_for(
+        lambda: receiver.poll() is not None, 60, "b receiving a's message", [tmp_path / "b.log"]
+    )
+    got = json.loads((tmp_path / "b.log").read_text().strip().splitlines()[-1])
+    a, b = netns_bed.host("a"), netns_bed.host("b")
+    assert got == {"received": {"type": "hello", "from": "a", "db_client": a.host_ip}, "db_client": b.host_ip}
 
 
 def test_a_port_on_one_hosts_loopback_is_out_of_the_other_hosts_reach(netns_bed, tmp_path):
@@ -126,6 +166,26 @@ def test_two_hosts_keep_their_tmux_servers_apart(netns_bed, tmp_path):
     envs = [netns_bed.host_env(n) for n in ("a", "b")]
     for key in ("LAB_DATA_DIR", "TMUX_TMPDIR", "LAB_AGENT_HOME", "DATABASE_URL", "REDIS_URL", "LAB_HOST"):
         assert envs[0][key] != envs[1][key], key
+
+
+def test_killing_a_host_ends_everything_in_it_and_nothing_elsewhere(netns_bed, tmp_path):
+    on_a = netns_bed.spawn("a", ["sleep", "600"])
+    on_b = netns_bed.spawn("b", ["sleep", "600"])
+    run_in(
+        netns_bed,
+        "b",
+        ["tmux", "-L", "lab", "new-session", "-d", "-s", "x", "sleep 600"],
+        tmp_path / "tmux.log",
+    )
+    in_b = ns_pids(netns_bed.host("b").ns)
+    assert len(in_b) >= 2, in_b  # at least the sleep and the tmux server (out of every spawned group)
+
+    assert sorted(netns_bed.kill_host("b")) == sorted(in_b)
+
+    assert ns_pids(netns_bed.host("b").ns) == []
+    assert on_b.returncode == -signal.SIGKILL
+    assert on_a.poll() is None  # host a runs on
+    assert ns_pids(netns_bed.host("a").ns) == [on_a.pid]
 
 
 def test_teardown_leaves_nothing_behind(tmp_path):
