@@ -19,6 +19,8 @@ from django_htmx.middleware import HtmxDetails
 from auth_flows import services
 from auth_flows.forms import CodeForm
 from auth_flows.services import AuthCard
+from hosts import identity
+from hosts.selectors import hosts_listed
 from providers.errors import ProviderError, UnknownProvider, outcome
 from providers.registry import get_provider
 
@@ -33,10 +35,15 @@ class HtmxHttpRequest(HttpRequest):
 @require_GET
 @login_required
 def provider_list(request: HtmxHttpRequest) -> HttpResponse:
+    hosts = hosts_listed()
+    if identity.role() == identity.WEB and not _wants_json(request):
+        # A web tier has no agents of its own: each host's logins are on its own page.
+        return render(request, "auth_flows/providers.html", {"hosts": hosts, "pick_host": True})
     cards = services.provider_cards()
     if _wants_json(request):
         return JsonResponse([card_json(card) for card in cards], safe=False)
-    return render(request, "auth_flows/providers.html", {"cards": cards})
+    context = {"cards": cards, "hosts": hosts, "this_host": identity.host_name()}
+    return render(request, "auth_flows/providers.html", context)
 
 
 @require_GET

@@ -18,14 +18,15 @@ django_asgi_app = StaticFilesHandler(django_app)
 
 # The scheduled messages' loop (runs/schedule.py) runs in the serve process only: tests and
 # other importers of this module start nothing.
-if os.environ.get("LAB_SERVE") == "1":
+from django.conf import settings  # noqa: E402
+
+if os.environ.get("LAB_SERVE") == "1" and settings.LAB_ROLE == "all":
+    # A web tier sends nothing to agents and has no host: each runner does both for its own.
     from runs import schedule
 
     schedule.start()
-    from django.conf import settings
-
-    if settings.REDIS_URL and settings.LAB_ROLE == "all":
-        # Other hosts share this database: the web tier shows this one as up while it beats.
+    if settings.REDIS_URL:
+        # Other hosts share this database: the web tier shows this one up while it beats.
         from hosts import heartbeat
 
         heartbeat.start_thread(settings.LAB_HOST)

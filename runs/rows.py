@@ -14,6 +14,7 @@ from typing import Any
 from asgiref.sync import async_to_sync
 
 from hosts import client, identity
+from hosts.selectors import HostLine, hosts_listed
 from providers.errors import UnknownProvider
 from providers.schema import Dialog, DialogKind, RunState, Usage
 from runs import services
@@ -187,39 +188,9 @@ def _remote_rows(host: str, runs: list[Run]) -> dict[int, Row]:
     return out
 
 
-@dataclass(frozen=True)
-class HostLine:
-    """One host as the runs list and the new-run form show it."""
-
-    name: str
-    here: bool  # this process serves it
-    up: bool
-    status: str  # "up" or the true sentence about its silence
-    live_runs: int
-    load: float | None
-
-
 def host_lines() -> list[HostLine]:
-    """Every registered host, and this process's own; empty on the one-host default (nothing
-    to choose between, nothing to show)."""
-    from django.db.models import Count, Q
+    """Every host with its count of live runs (empty on the one-host default)."""
+    from django.db.models import Count
 
-    from hosts.models import Host
-
-    counts = dict(
-        Run.objects.live()
-        .values("host")
-        .annotate(n=Count("pk", filter=Q(ended_at__isnull=True)))
-        .values_list("host", "n")
-    )
-    hosts = list(Host.objects.all())
-    if not hosts or (len(hosts) == 1 and identity.serves(hosts[0].name)):
-        return []
-    lines = []
-    for h in hosts:
-        here = identity.serves(h.name)
-        up = here or h.up
-        lines.append(
-            HostLine(h.name, here, up, "up" if up else h.silence_text(), counts.get(h.name, 0), h.load)
-        )
-    return lines
+    counts = dict(Run.objects.live().values("host").annotate(n=Count("pk")).values_list("host", "n"))
+    return hosts_listed(counts)

@@ -3,6 +3,7 @@ import datetime
 from django import template
 from django.utils.safestring import SafeString, mark_safe
 
+from hosts import identity
 from providers.schema import Message
 from runs import rendering
 from runs.rendering import MESSAGE_TEXT_MAX, markdown_html, message_html, strip_ansi
@@ -54,3 +55,10 @@ def attachment_name(path: str) -> str:
 @register.filter
 def epoch_time(seconds: float) -> datetime.datetime:
     return datetime.datetime.fromtimestamp(seconds, tz=datetime.UTC)
+
+
+@register.simple_tag
+def lab_host() -> str:
+    """The host whose files this page shows (several machines): a fragment pushed by another
+    host's runner is dropped by a page of this one (static/lab/connection.js)."""
+    return identity.host_name()

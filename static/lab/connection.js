@@ -76,8 +76,11 @@
         const tpl = document.createElement("template");
         tpl.innerHTML = text; // a <template> keeps a top-level <tr> as it is
         let dropped = false;
+        const host = document.body.dataset.host;
         Array.from(tpl.content.children).forEach(function (el) {
           if (!el.hasAttribute("hx-swap-oob")) return;
+          // Another machine's provider card (several machines): this page shows this host's.
+          if (el.dataset.host && host && el.dataset.host !== host) { el.remove(); dropped = true; return; }
           const selector = target(el);
           if (selector && !present(selector)) { el.remove(); dropped = true; }
         });

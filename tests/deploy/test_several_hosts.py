@@ -125,6 +125,23 @@ def test_two_hosts_behind_one_web_tier(deployment: Deployment, browser_page: Any
     send(page, "HOSTS-PING from the web tier")
     expect(page.locator("#transcript")).to_contain_text("You said: HOSTS-PING from the web tier")
 
+    # b's terminal through the web tier: the relayed socket streams b's pane, as b's tmux has it.
+    term = page.context.new_page()
+    term.goto(run_b + "terminal/")
+    expect(term.locator("#terminal")).to_have_attribute("data-live", "1")
+    expect(term.locator("#terminal .xterm-rows")).to_contain_text("HOSTS-PING from the web tier")
+    term.close()
+
+    # Logins are per machine: the web tier sends the operator to a host's own Providers page.
+    providers = page.context.new_page()
+    providers.goto("/providers/")
+    expect(providers.locator(".hosts-choice")).to_contain_text("choose one")
+    providers.locator(".host-link", has_text="b").click()
+    expect(providers).to_have_url(re.compile(r"/hosts/b/providers/$"))
+    expect(providers.locator("#auth-card-claude-code")).to_be_visible()
+    expect(providers.locator(".hosts-choice")).to_contain_text("The agents of host b")
+    providers.close()
+
     # A slow turn on b (20 words, a second each), and b's runner dies during it: the agent on b
     # goes on and writes its answer while nothing of lab runs there.
     send(page, "SLOW turn across the outage")

@@ -90,7 +90,8 @@ class Command(BaseCommand):
         if not is_loopback(settings.BIND_HOST) and (why := remote_bind_refusal()):
             raise CommandError(why)
         self.stdout.write(f"lab is starting on {settings.LAB_ORIGIN}/")
-        ended, foreign = reconcile_runs()
+        # A web tier owns no tmux server: each runner reconciles its own host's runs.
+        ended, foreign = reconcile_runs() if identity.role() != identity.WEB else ([], [])
         if ended:
             self.stdout.write(f"  {len(ended)} run(s) lost their tmux session while lab was down: ended.")
         if foreign:
