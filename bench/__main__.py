@@ -39,6 +39,7 @@ ALL = (
     "terminal",
     "list",
     "unwatched",
+    "hosts",
 )
 
 
@@ -369,6 +370,23 @@ def main() -> None:
             f"{u['rendered']} ({u['cpu_ms_per_append']:.3f} ms CPU per line, load average {uw['load_avg']:.1f})",
             "before: one panel per run per state change (200 here)",
             ok(u["rendered"] == 0),
+        ))  # fmt: skip
+
+    if "hosts" in only:
+        ho = run("bench.hosts", env={"BENCH_HOSTS_TURNS": "5" if q else "15"})[0]["hosts"]
+        rows.append((
+            f"10. several machines: reply → DOM (real Claude Code) on host b behind a runner in another network namespace, {ho['turns']} turns, p50 / p95",
+            "(no target: the relay's cost beside one host)",
+            f"{f(ho['cross_reply_p50'])} / {f(ho['cross_reply_p95'])} ({ho['cross_reply_p50'] / ho['single_reply_p50']:.2f}× one host's p50)",
+            f"the same web tier's own run: {f(ho['single_reply_p50'])} / {f(ho['single_reply_p95'])}",
+            "—",
+        ))  # fmt: skip
+        rows.append((
+            "10. several machines: a transcript line on host b → DOM through the relay, p50 / p95",
+            "(no target)",
+            f"{f(ho['cross_append_p50'])} / {f(ho['cross_append_p95'])}",
+            f"the same web tier's own run: {f(ho['single_append_p50'])} / {f(ho['single_append_p95'])}; load average {ho['load_avg']:.1f}",
+            "—",
         ))  # fmt: skip
 
     total = time.monotonic() - t0

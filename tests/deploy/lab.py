@@ -43,8 +43,12 @@ class HostProcesses:
 
 
 class Deployment:
-    def __init__(self, bed: NetnsBed, root: Path) -> None:
+    def __init__(self, bed: NetnsBed, root: Path, *, web_host: str = "") -> None:
+        """`web_host`: the web tier is also that host's runner (LAB_ROLE=all), with an agent of
+        its own in the root namespace; else it is a web tier only (LAB_ROLE=web)."""
         self.bed = bed
+        self.web_host = web_host
+        self.web_agent: HostProcesses | None = None
         self.root = root
         self.port = free_port()
         self.origin = f"http://127.0.0.1:{self.port}"
@@ -68,11 +72,20 @@ class Deployment:
         return env
 
     def web_env(self) -> dict[str, str]:
-        return {
+        env = {
             **self.common(self.bed.web_env()),
             "LAB_ROLE": "web",
             "DJANGO_SUPERUSER_PASSWORD": self.password,
         }
+        if self.web_agent is not None:
+            env.update(
+                LAB_ROLE="all",
+                LAB_HOST=self.web_host,
+                LAB_AGENT_HOME=str(self.web_agent.agent_home),
+                LAB_AGENT_ENV=json.dumps(self.web_agent.agent_env),
+                LAB_PROVIDERS_ENABLED="claude-code",
+            )
+        return env
 
     def host_env(self, h: HostProcesses) -> dict[str, str]:
         env = self.common(self.bed.host_env(h.name))
@@ -111,6 +124,15 @@ class Deployment:
         for h in self.hosts.values():
             self.start_model(h)
             self.start_runner(h)
+        if self.web_host:
+            port = free_port()
+            home = private_home(self.root / "web-claude", f"http://127.0.0.1:{port}")
+            agent_env = {k: v for k, v in home.env.items() if k not in ("HOME", "PATH", "TERM", "LANG")}
+            self.web_agent = HostProcesses(self.web_host, "", home.worktree, agent_env, home.home, port)
+            argv = [PYTHON, "-m", "compat.claude_code.scripted_model", "--port", str(port)]
+            log = self.root / "model-web.log"
+            self.web_agent.model = self.bed.spawn(None, argv, cwd=REPO_ROOT, log_path=log)
+            wait_for(lambda: can_connect("127.0.0.1", port), 30, "the web tier's scripted model", [log])
         self.start_web()
         for h in self.hosts.values():
             self.wait_up(h.name)
