@@ -68,7 +68,7 @@ pytest:
 	echo "== pytest on PostgreSQL ($$DATABASE_URL)"; \
 	LAB_TEST_REQUIRE_POSTGRES=1 $(PY) -m pytest -q $(PYTEST_ARGS); \
 	echo "== pytest on SQLite (the embedded default)"; \
-	env -u DATABASE_URL $(PY) -m pytest -q -m "not live and not browser" tests live terminal push runs accounts
+	env -u DATABASE_URL $(PY) -m pytest -q -m "not live and not browser" tests live terminal push runs accounts hosts
 
 login-link: setup
 	$(PY) manage.py login_link
