@@ -28,5 +28,11 @@ def hosts_listed(counts: dict[str, int] | None = None) -> list[HostLine]:
         here = identity.serves(h.name)
         up = here or h.up
         n = None if counts is None else counts.get(h.name, 0)
-        lines.append(HostLine(h.name, here, up, "up" if up else h.silence_text(), n, h.load))
+        if here:
+            status = "up (this process)"
+        elif up:
+            status = f"up, last seen {int(h.silent_for() or 0)} s ago"
+        else:
+            status = h.silence_text()
+        lines.append(HostLine(h.name, here, up, status, n, h.load))
     return lines
