@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 import uuid
 from typing import Any
 
@@ -49,9 +50,10 @@ async def ask(host: str, message: dict[str, Any], *, timeout: float) -> dict[str
         raise HostSilent(silent)
     reply = await layer.new_channel()
     ident = uuid.uuid4().hex
-    await layer.send(
-        protocol.channel(host), protocol.sign({**message, "host": host, "id": ident, "reply": reply})
-    )
+    # The deadline goes with it: a runner that gets it later (it was down, and came back) does
+    # not act on a request nobody waits for any more.
+    message = {**message, "host": host, "id": ident, "reply": reply, "deadline": time.time() + timeout}
+    await layer.send(protocol.channel(host), protocol.sign(message))
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
     # One receive for the whole wait: a receive cancelled midway may drop what it was reading.

@@ -69,3 +69,6 @@ def verify(message: dict[str, Any], *, host: str) -> None:
     ts = message.get("ts")
     if not isinstance(ts, float | int) or abs(time.time() - ts) > MAX_AGE_S:
         raise Refused(f"the message is older than {MAX_AGE_S:.0f} s (a replay, or clocks apart)")
+    deadline = message.get("deadline")
+    if isinstance(deadline, float | int) and time.time() > deadline:
+        raise Refused("the web tier stopped waiting for this request before it arrived: not acted on")
