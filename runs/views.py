@@ -446,11 +446,13 @@ async def run_return_to_prompt(request: HttpRequest, run_id: int) -> HttpRespons
     finally:
         poke(run.pk)
     if back is None:
-        note = f"lab cannot tell whether {name} shows its prompt: check the terminal with the attach command."
+        note = f"lab cannot tell whether {name} shows its prompt: look at its Terminal view."
     elif back:
         note = f"{name} shows its prompt."
     else:
-        note = f"{name} still does not show its prompt: check the terminal with the attach command."
+        note = (
+            f"{name} still does not show its prompt: look at its Terminal view, where you can type into it."
+        )
     return _prompt_note(request, note)
 
 
