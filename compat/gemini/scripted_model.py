@@ -42,6 +42,7 @@ __all__ = [
     "function_call",
     "function_responses",
     "last_human_text",
+    "question",
     "shell",
     "slow_text",
     "text",
@@ -84,15 +85,33 @@ def shell(command: str, description: str = "Run a command the script asked for")
     return function_call("run_shell_command", {"command": command, "description": description})
 
 
-def ask_user(
+def question(
     question: str = "Which color do you prefer?",
     header: str = "Color",
     options: tuple[str, ...] = ("Red", "Green", "Blue"),
+    *,
+    kind: str = "choice",
+    multi: bool = False,
+) -> dict[str, Any]:
+    """One question of the ask_user tool: a choice (options, multi-select), "text" or "yesno"."""
+    q: dict[str, Any] = {"question": question, "header": header, "type": kind}
+    if kind == "choice":
+        q["options"] = [{"label": o, "description": f"The {o.lower()} option"} for o in options]
+        if multi:
+            q["multiSelect"] = True
+    return q
+
+
+def ask_user(
+    question_text: str = "Which color do you prefer?",
+    header: str = "Color",
+    options: tuple[str, ...] = ("Red", "Green", "Blue"),
+    *,
+    questions: list[dict[str, Any]] | None = None,
 ) -> Turn:
-    """The question tool: one choice question with labelled options."""
-    opts = [{"label": o, "description": f"The {o.lower()} option"} for o in options]
-    args = {"questions": [{"question": question, "header": header, "type": "choice", "options": opts}]}
-    return function_call("ask_user", args)
+    """The question tool: one choice question with labelled options, or `questions`."""
+    asked = questions if questions is not None else [question(question_text, header, options)]
+    return function_call("ask_user", {"questions": asked})
 
 
 def exit_plan_mode(plan_filename: str) -> Turn:

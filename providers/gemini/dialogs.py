@@ -1,5 +1,6 @@
-"""Gemini CLI 0.61.0's tool confirmation as lab's APPROVAL Dialog, and the keys that answer it.
-No Django. Pinned in compat/gemini/COMPAT.md §7.
+"""Gemini CLI 0.61.0's tool confirmation as lab's APPROVAL Dialog, and the keys that answer it;
+its question tool (`ask_user`) as a QUESTION Dialog, and what lab means to answer (the intent the
+answer is checked against). No Django. Pinned in compat/gemini/COMPAT.md §7.
 
 The confirmation's rows differ by the call's type (exec, edit, mcp, info), by folder trust, by
 settings and by what the call touches (a build file, untrusted flags): a row's position is not a
@@ -12,9 +13,12 @@ left to the terminal.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
 
-from providers.schema import Answer, Dialog, DialogKind, KeyChoice, Option, key_choice
+from providers.schema import Answer, Dialog, DialogKind, KeyChoice, Option, Question, key_choice
 
 ALLOW, DENY = "allow", "deny"
 # §7: the key that plays each row (tmux key names): the digit of the first row, and Esc.
@@ -79,3 +83,144 @@ def choice_for(dialog: Dialog, answers: Sequence[Answer]) -> Choice:
 
 def _s(value: object) -> str:
     return value if isinstance(value, str) else ""
+
+
+def _unescape(text: str) -> str:
+    """§7: the tool turns a literal backslash-n the model wrote into a newline before drawing."""
+    return text.replace("\\r\\n", "\n").replace("\\n", "\n")
+
+
+# --- questions (ask_user, §7) ------------------------------------------------------------------
+
+ASK_TOOL = "ask_user"
+# §7: the tool takes 1-4 questions; a choice question 2-4 options (the CLI refuses the call
+# otherwise). A yes/no question is drawn as the two rows "Yes" and "No".
+MAX_QUESTIONS, MIN_OPTIONS, MAX_OPTIONS = 4, 2, 4
+YES_NO = (Option(label="Yes"), Option(label="No"))
+CHOICE, TEXT, YESNO = "choice", "text", "yesno"
+
+
+def question_kind(raw: Mapping[str, Any]) -> str:
+    kind = raw.get("type", CHOICE)
+    return kind if isinstance(kind, str) else ""
+
+
+def question_dialog(dialog_id: str, tool_input: Mapping[str, Any]) -> Dialog | None:
+    """BeforeTool's `tool_input` of an ask_user call as a dialog; None for a shape lab has no
+    recipe for (the terminal answers it). Every choice and yes/no question has the CLI's
+    free-text row ("Enter a custom value"); a text question is that row alone."""
+    raw = tool_input.get("questions")
+    if not isinstance(raw, list) or not 1 <= len(raw) <= MAX_QUESTIONS:
+        return None
+    questions = []
+    for q in raw:
+        if not isinstance(q, dict) or not isinstance(q.get("question"), str):
+            return None
+        kind = question_kind(q)
+        options: tuple[Option, ...] = ()
+        multi = False
+        if kind == CHOICE:
+            opts = q.get("options")
+            if not isinstance(opts, list) or not MIN_OPTIONS <= len(opts) <= MAX_OPTIONS:
+                return None
+            if not all(isinstance(o, dict) and isinstance(o.get("label"), str) for o in opts):
+                return None
+            options = tuple(
+                Option(label=_unescape(o["label"]), description=_unescape(_s(o.get("description")).strip()))
+                for o in opts
+            )
+            multi = q.get("multiSelect") is True
+        elif kind == YESNO:
+            options = YES_NO
+        elif kind != TEXT:
+            return None
+        questions.append(
+            Question(
+                prompt=_unescape(q["question"]),
+                options=options,
+                multi=multi,
+                header=_unescape(_s(q.get("header"))),
+                free_text=True,
+            )
+        )
+    if len(questions) > 1:
+        return Dialog(tool_use_id=dialog_id, kind=DialogKind.QUESTION, questions=tuple(questions))
+    only = questions[0]
+    return Dialog(
+        tool_use_id=dialog_id,
+        kind=DialogKind.QUESTION,
+        prompt=only.prompt,
+        options=only.options,
+        multi=only.multi,
+        header=only.header,
+        free_text=True,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class QuestionIntent:
+    """What lab answered to an ask_user dialog: the time its call began (the BeforeTool hook's,
+    ns), the questions as asked, and the string the tool records for each (§7: a chosen row's
+    label; the free text, trimmed; a multi-select's labels in the options' order, the free text
+    last, joined by ", ")."""
+
+    at_ns: int
+    questions: tuple[str, ...]
+    answers: tuple[str, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "kind": "question",
+            "at_ns": self.at_ns,
+            "questions": list(self.questions),
+            "answers": list(self.answers),
+        }
+
+    @classmethod
+    def from_json(cls, data: Any) -> QuestionIntent:
+        """ValueError for anything to_json did not write."""
+        if not isinstance(data, dict) or data.get("kind") != "question":
+            raise ValueError("not a question intent")
+        at, questions, answers = data.get("at_ns"), data.get("questions"), data.get("answers")
+        if not isinstance(at, int) or not isinstance(questions, list) or not isinstance(answers, list):
+            raise ValueError("not a question intent")
+        if len(questions) != len(answers) or not all(isinstance(x, str) for x in [*questions, *answers]):
+            raise ValueError("not a question intent")
+        return cls(at, tuple(questions), tuple(answers))
+
+
+def recorded_answer(question: Question, choices: Sequence[int], text: str) -> str:
+    """The string the CLI records for one question answered with `choices` and `text` (§7)."""
+    labels = [o.label for i, o in enumerate(question.options) if i in choices]
+    return ", ".join([*labels, text] if text else labels)
+
+
+def answers_in(output: object) -> dict[str, str] | None:
+    """The answers an ask_user call recorded (`{"answers": {"0": …}}`, its output as JSON);
+    None when it recorded none (dismissed, an error)."""
+    if not isinstance(output, str):
+        return None
+    try:
+        data = json.loads(output)
+    except ValueError:
+        return None
+    answers = data.get("answers") if isinstance(data, dict) else None
+    if not isinstance(answers, dict):
+        return None
+    return {str(k): v for k, v in answers.items() if isinstance(v, str)}
+
+
+def answer_mismatch(intent: QuestionIntent, recorded: Mapping[str, str] | None) -> str:
+    """What differs between the answers lab sent and those the CLI recorded ("" if nothing)."""
+    if recorded is None:
+        return "Gemini CLI recorded no answer although lab answered the question."
+    problems = []
+    for index, (prompt, wanted) in enumerate(zip(intent.questions, intent.answers, strict=True)):
+        got = recorded.get(str(index))
+        if got is None:
+            problems.append(f"“{prompt}”: lab sent “{wanted}”, nothing recorded")
+        elif got.strip() != wanted:
+            problems.append(f"“{prompt}”: lab sent “{wanted}”, recorded “{got}”")
+    if not problems:
+        return ""
+    return "Gemini CLI recorded a different answer than lab sent: " + "; ".join(problems) + "."

@@ -28,7 +28,16 @@ from providers.errors import (
 )
 from providers.gemini import auth, transcript, trust
 from providers.gemini.commands import ALIASES, CLEAR, command_catalog
-from providers.gemini.dialogs import DENY, Choice, choice_for
+from providers.gemini.dialogs import (
+    ASK_TOOL,
+    DENY,
+    Choice,
+    QuestionIntent,
+    answer_mismatch,
+    answers_in,
+    choice_for,
+)
+from providers.gemini.recipes import OpKind, Recipe, intent_for, question_recipe
 from providers.gemini.seed import SEED_META, ConfigRefused, folder_trusted, install_settings, trust_folder
 from providers.gemini.spool import (
     CLEAR_SUFFIX,
@@ -53,6 +62,7 @@ from providers.schema import (
     CommandSpec,
     Cursor,
     Dialog,
+    DialogKind,
     LoginStart,
     RepositorySetting,
     RunHandle,
@@ -72,6 +82,8 @@ READ_BUDGET = 4 * 1024 * 1024
 READY_TIMEOUT_S = 30.0
 # §7: Notification{ToolPermission} runs before the confirmation is drawn; keys go after this.
 APPROVAL_SETTLE_S = 0.6
+# §7: a question's Notification comes right after its BeforeTool; an answer waits this long for it.
+SHOWN_TIMEOUT_S = 10.0
 VERIFY_TIMEOUT_S = 15.0
 CLEAR_TIMEOUT_S = 10.0
 # §5: how long after its spool entry lands the AfterAgent hook's process has exited.
@@ -291,6 +303,8 @@ class GeminiProvider(TuiAdapter[SpoolView]):
         return frozenset(i for i in ids if 0 < dialog_time_ns(i) <= latest)
 
     def asking(self, run: RunHandle, view: SpoolView) -> Asking | None:
+        if view.pending is not None and view.pending.dialog.kind == DialogKind.QUESTION:
+            return Asking("a question", "answer or decline it")
         if view.pending is not None:
             return Asking("for approval", "allow or deny it")
         return Asking("for approval") if view.blocked else None
@@ -396,15 +410,39 @@ class GeminiProvider(TuiAdapter[SpoolView]):
     # --- answers (§7, dialogs.py) ------------------------------------------------------------
 
     def plan_answer(self, dialog: Dialog, answers: Sequence[Answer]) -> AnswerPlan:
-        # The session file names calls by ids no hook carries: the verification below, not the
-        # reader's backstop, checks the outcome (no intent is recorded).
+        if dialog.kind == DialogKind.QUESTION:
+            if not answers:
+                # Esc: the CLI cancels the question and the turn ("Request cancelled.").
+                return AnswerPlan(keys=Choice(DENY, "Escape", False))
+            # §7: the session file names the call by an id no hook carries: the intent holds
+            # the time its BeforeTool ran and the questions, which the reader pairs it by.
+            recipe = question_recipe(dialog, answers)
+            at_ns = int(dialog.tool_use_id.partition("tool-")[2] or 0)
+            return AnswerPlan(keys=recipe, intent=intent_for(dialog, recipe, at_ns))
+        # An approval: the verification below checks the outcome (no intent is recorded).
         return AnswerPlan(keys=choice_for(dialog, answers))
 
+    def encode_intent(self, intent: Any) -> Any:
+        return intent.to_json() if isinstance(intent, QuestionIntent) else intent
+
+    def decode_intent(self, data: Any) -> Any:
+        return QuestionIntent.from_json(data) if isinstance(data, dict) else data
+
     def await_shown(self, run: RunHandle, tmux: Tmux, dialog: Dialog, plan: AnswerPlan) -> None:
-        """§7: the confirmation is drawn just after its Notification hook; keys wait for it."""
-        pending = self.spool_view(run).pending
-        if pending is None or pending.dialog.tool_use_id != dialog.tool_use_id:
-            raise StaleDialog("This dialog is no longer waiting for an answer. Nothing was sent.")
+        """§7: a dialog is drawn just after its Notification hook; keys wait for it."""
+        deadline = time.monotonic() + SHOWN_TIMEOUT_S
+        while True:
+            pending = self.spool_view(run).pending
+            if pending is None or pending.dialog.tool_use_id != dialog.tool_use_id:
+                raise StaleDialog("This dialog is no longer waiting for an answer. Nothing was sent.")
+            if pending.shown_ns:
+                break
+            if time.monotonic() >= deadline:
+                raise ReplyNotDelivered(
+                    f"{self.display_name()} has not shown the question yet, so lab sent nothing. "
+                    "Try again, or check the terminal with the attach command."
+                )
+            time.sleep(POLL_S)
         wait = APPROVAL_SETTLE_S - (time.time_ns() - pending.shown_ns) / 1e9
         if wait > 0:
             time.sleep(wait)
@@ -416,14 +454,33 @@ class GeminiProvider(TuiAdapter[SpoolView]):
         return now.seen_ns or now.shown_ns
 
     def play_answer(self, run: RunHandle, tmux: Tmux, dialog: Dialog, plan: AnswerPlan) -> None:
+        if isinstance(plan.keys, Recipe):
+            for op in plan.keys.ops:
+                if op.kind == OpKind.PASTE:
+                    tmux.paste(run.tmux_session, op.value)
+                else:
+                    tmux.send_keys(run.tmux_session, op.value)
+                time.sleep(op.pause_after)
+            return
         choice: Choice = plan.keys
         tmux.send_keys(run.tmux_session, choice.tmux_key)
 
     def verify_answer(
         self, run: RunHandle, tmux: Tmux, dialog: Dialog, plan: AnswerPlan, mark: AnswerMark
     ) -> None:
-        """An allowed call's AfterTool hook; a declined one's "Request cancelled."."""
+        """An allowed call's AfterTool hook; a declined one's "Request cancelled."; an answered
+        question's AfterTool, whose answers must be the ones sent."""
+        if isinstance(plan.keys, Recipe):
+            self._verify_question(run, plan.intent, mark)
+            return
         choice: Choice = plan.keys
+        if dialog.kind == DialogKind.QUESTION:
+            if not self._wait_answered(run, mark, allows=False):
+                raise ReplyNotDelivered(
+                    "Esc was sent but Gemini CLI has not recorded the question as cancelled. Check "
+                    "the terminal with the attach command before answering again."
+                )
+            return
         if not self._wait_answered(run, mark, allows=choice.allows):
             if choice.allows:
                 raise ReplyNotDelivered(
@@ -436,6 +493,36 @@ class GeminiProvider(TuiAdapter[SpoolView]):
             )
         if choice.key == DENY and choice.text:
             self.reply(run, choice.text)
+
+    def _verify_question(self, run: RunHandle, intent: QuestionIntent, mark: AnswerMark) -> None:
+        """§7: the ask_user call's AfterTool carries what the tool recorded (`tool_response`'s
+        llmContent); an answer that is not the one sent is no success."""
+        deadline = time.monotonic() + VERIFY_TIMEOUT_S
+        new = NewLines(mark.path, mark.size)
+        while True:
+            for event in spool_events(run.spool_dir):
+                if (
+                    event.get("hook_event_name") == "AfterTool"
+                    and event.get("tool_name") == ASK_TOOL
+                    and str(event.get("_spool_name")) not in mark.spool_names
+                ):
+                    response = event.get("tool_response")
+                    output = response.get("llmContent") if isinstance(response, dict) else None
+                    problem = answer_mismatch(intent, answers_in(output))
+                    if problem:
+                        raise ReplyNotDelivered(problem)
+                    return
+            if any(transcript.CANCELLED.encode() in line for line in new.read()):
+                raise ReplyNotDelivered(
+                    "Gemini CLI cancelled the question instead of recording lab's answer: the turn "
+                    "has ended. Send your answer as a message if it still matters."
+                )
+            if time.monotonic() >= deadline:
+                raise ReplyNotDelivered(
+                    "The answer was sent but Gemini CLI has not recorded it. Check the terminal with "
+                    "the attach command before answering again."
+                )
+            time.sleep(POLL_S)
 
     def _wait_answered(self, run: RunHandle, mark: AnswerMark, *, allows: bool) -> bool:
         deadline = time.monotonic() + VERIFY_TIMEOUT_S

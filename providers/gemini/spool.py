@@ -13,6 +13,9 @@ Facts (0.61.0, live):
 
 A dialog's id is `tool-<time_ns>`, the spool time of the BeforeTool it asks about.
 
+An `ask_user` call is a question dialog from its BeforeTool (`tool_input` holds the questions),
+drawn once its Notification ran; its AfterTool, or the session's "Request cancelled.", closes it.
+
 Besides the hook payloads the spool holds lab's own clear markers, `<time_ns>-clear.jsonl`:
 the command the operator sent, and the new session it started. A session file starts with no
 message, so the marker is the new conversation's identity (its first line, the command) until
@@ -28,8 +31,8 @@ from typing import Any
 
 import orjson
 
-from providers.gemini.dialogs import approval_dialog
-from providers.schema import Dialog
+from providers.gemini.dialogs import ASK_TOOL, approval_dialog, question_dialog
+from providers.schema import Dialog, DialogKind
 
 CLOSING_EVENTS = frozenset({"BeforeAgent", "AfterAgent", "SessionStart", "SessionEnd"})
 CLEAR_SUFFIX = "-clear.jsonl"
@@ -95,7 +98,7 @@ def marker_session(data: bytes) -> str:
 @dataclass(frozen=True, slots=True)
 class Pending:
     dialog: Dialog
-    shown_ns: int  # when the Notification ran
+    shown_ns: int  # when the Notification ran (0: not yet: the dialog is not drawn)
     seen_ns: int  # when its call began (BeforeTool)
 
 
@@ -125,9 +128,18 @@ def fold(events: Iterable[dict[str, Any]], resolved: frozenset[str] = frozenset(
         if kind == "BeforeTool":
             tools[f"tool-{at}"] = {**event, "_at": at}
             if event.get("tool_name") in DIALOG_TOOLS:
-                # §7: a question or plan dialog lab does not answer yet: the terminal's.
                 asked.add(f"tool-{at}")
-                in_dialog = f"tool-{at}"
+                raw_input = event.get("tool_input")
+                question = (
+                    question_dialog(f"tool-{at}", raw_input)
+                    if event.get("tool_name") == ASK_TOOL and isinstance(raw_input, dict)
+                    else None
+                )
+                if question is not None:
+                    pending = Pending(question, 0, at)
+                else:
+                    # §7: a plan, or a question lab has no recipe for: the terminal's.
+                    in_dialog = f"tool-{at}"
         elif kind == "AfterTool":
             name = event.get("tool_name")
             done = next((i for i, t in tools.items() if t.get("tool_name") == name), None)
@@ -141,7 +153,14 @@ def fold(events: Iterable[dict[str, Any]], resolved: frozenset[str] = frozenset(
             raw = event.get("details")
             details: dict[str, Any] = raw if isinstance(raw, dict) else {}
             if details.get("type") in DIALOG_TOOLS:
-                continue  # §7: its BeforeTool already holds the run
+                # §7: its BeforeTool already holds the run; a question is drawn now.
+                if (
+                    pending is not None
+                    and pending.dialog.kind == DialogKind.QUESTION
+                    and not pending.shown_ns
+                ):
+                    pending = Pending(pending.dialog, at, pending.seen_ns)
+                continue
             match = next((i for i in reversed(tools) if i not in asked), None)
             if match is None or details.get("type") not in APPROVAL_TYPES:
                 blocked = True  # a confirmation lab cannot pair, or has no rows for
