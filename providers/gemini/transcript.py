@@ -219,15 +219,22 @@ class _Reader(LineReader):
             return status == "cancelled"
         self.shown.append(call_id)
         name = _str(call.get("name"))
+        args = call.get("args")
+        asked = question_dialog("", args) if name == ASK_TOOL and isinstance(args, dict) else None
         self.emit(
             MessageKind.TOOL_USE,
             "",
             tool_name=name,
-            tool_input=summarize_call(call.get("args")),
+            # compat §7: a question call as its questions, its result as the TUI drew it.
+            tool_input=_one_line(" · ".join(q.prompt for q in asked.all_questions))
+            if asked is not None
+            else summarize_call(args),
             timestamp=_str(call.get("timestamp")) or stamp,
             native_id=call_id,
         )
-        shown = result_text(call.get("result"))
+        output = shown = result_text(call.get("result"))
+        if asked is not None and status == "success" and _str(call.get("resultDisplay")):
+            shown = _str(call.get("resultDisplay"))
         if status == "cancelled":
             shown = "Cancelled before it ran (declined at its approval prompt, or interrupted)."
         self.emit(
@@ -239,7 +246,7 @@ class _Reader(LineReader):
             is_error=status != "success",
         )
         if name == ASK_TOOL:
-            self.question_backstop(call, status, shown, stamp)
+            self.question_backstop(call, status, output, stamp)
         intent = self.intents.get(call_id)
         if isinstance(intent, str) and (intent == "allow") != (status == "success"):
             wanted = "approved" if intent == "allow" else "declined"

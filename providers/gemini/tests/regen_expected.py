@@ -14,6 +14,7 @@ from typing import Any
 
 import orjson
 
+from providers.gemini.dialogs import QuestionIntent
 from providers.gemini.transcript import read_transcript
 from providers.schema import Cursor
 
@@ -35,10 +36,12 @@ def expected_path(fixture: Path) -> Path:
     return fixture.with_name(name)
 
 
-def intents_of(fixture: Path) -> dict[str, str]:
-    """The intents a fixture arms the reader with (call id → allow | deny); {} when none."""
+def intents_of(fixture: Path) -> dict[str, object]:
+    """The intents a fixture arms the reader with (call id → allow | deny; dialog id → a
+    question's intent, as the adapter stores it); {} when none."""
     path = fixture.with_name(fixture.name.removesuffix(".jsonl") + ".intents.json")
-    return orjson.loads(path.read_bytes()) if path.exists() else {}
+    raw = orjson.loads(path.read_bytes()) if path.exists() else {}
+    return {k: QuestionIntent.from_json(v) if isinstance(v, dict) else v for k, v in raw.items()}
 
 
 def observed(fixture: Path) -> dict[str, Any]:

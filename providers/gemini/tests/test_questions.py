@@ -1,0 +1,181 @@
+"""Gemini's question tool (ask_user): the dialog lab shows from BeforeTool's `tool_input`, the
+keys its recipe plays and what the tool will record, the fold that holds the run until the call
+ends, and the reader's pairing of lab's intent with the recorded call (compat/gemini/COMPAT.md §7)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+import pytest
+
+from providers.errors import DialogNotAnswerable
+from providers.gemini.dialogs import QuestionIntent, answer_mismatch, question_dialog
+from providers.gemini.recipes import question_recipe
+from providers.gemini.spool import fold
+from providers.gemini.transcript import read_transcript
+from providers.schema import Answer, Cursor, DialogKind, MessageKind
+
+
+def q(text: str, kind: str = "choice", options: tuple[str, ...] = ("Red", "Green", "Blue"), **kw: object):
+    out: dict[str, object] = {"question": text, "header": text[:5], "type": kind, **kw}
+    if kind == "choice":
+        out["options"] = [{"label": o, "description": f"the {o}"} for o in options]
+    return out
+
+
+def dialog(*questions: dict[str, object]):
+    d = question_dialog("tool-5", {"questions": list(questions)})
+    assert d is not None
+    return d
+
+
+def test_one_question_is_the_flat_shape_with_its_options_and_the_free_text_row() -> None:
+    d = dialog(q("Which color?"))
+    assert d.kind == DialogKind.QUESTION and d.questions is None
+    assert d.prompt == "Which color?" and d.header == "Which"
+    assert [(o.label, o.description) for o in d.options] == [
+        ("Red", "the Red"),
+        ("Green", "the Green"),
+        ("Blue", "the Blue"),
+    ]
+    assert d.free_text and not d.multi
+
+
+def test_a_form_keeps_each_shape_text_has_no_rows_and_yes_no_is_two() -> None:
+    d = dialog(q("A?"), q("B?", multi=True, multiSelect=True), q("C?", "text"), q("D?", "yesno"))
+    shapes = [(x.prompt, [o.label for o in x.options], x.multi, x.free_text) for x in d.all_questions]
+    assert shapes == [
+        ("A?", ["Red", "Green", "Blue"], False, True),
+        ("B?", ["Red", "Green", "Blue"], True, True),
+        ("C?", [], False, True),
+        ("D?", ["Yes", "No"], False, True),
+    ]
+
+
+@pytest.mark.parametrize(
+    "questions",
+    [
+        [],
+        [q("A?")] * 5,
+        [q("A?", options=("Only",))],
+        [q("A?", options=("a", "b", "c", "d", "e"))],
+        [q("A?", "slider")],
+        [{"header": "no question"}],
+    ],
+)
+def test_a_shape_the_cli_would_not_draw_is_left_to_the_terminal(questions: list[object]) -> None:
+    assert question_dialog("tool-5", {"questions": questions}) is None
+
+
+def test_the_recipe_walks_down_from_row_0_and_knows_what_the_tool_records() -> None:
+    one = dialog(q("A?"))
+    assert question_recipe(one, [Answer(choices=(2,))]).keys == ["Down", "Down", "Enter"]
+    # The free-text row is right under the options.
+    free = question_recipe(one, [Answer(text="  Teal  ")])
+    assert free.keys == ["Down", "Down", "Down", "paste:Teal", "Enter"]
+    assert free.records == ("Teal",)
+    # Multi-select: Enter toggles; "All of the above", then the free-text row, then "Done".
+    multi = question_recipe(dialog(q("B?", multiSelect=True)), [Answer(choices=(2, 0), text="Kiwi")])
+    assert multi.keys == ["Enter", "Down", "Down", "Enter", "Down", "Down", "paste:Kiwi", "Down", "Enter"]
+    assert multi.records == ("Red, Blue, Kiwi",)
+    text = question_recipe(dialog(q("C?", "text")), [Answer(text="Ada")])
+    assert text.keys == ["paste:Ada", "Enter"]
+
+
+def test_a_form_answers_each_question_then_submits_the_review() -> None:
+    form = dialog(q("A?"), q("D?", "yesno"))
+    recipe = question_recipe(form, [Answer(choices=(0,)), Answer(choices=(1,))])
+    assert recipe.keys == ["Enter", "Down", "Enter", "Enter"]
+    assert recipe.records == ("Red", "No")
+
+
+@pytest.mark.parametrize(
+    ("questions", "answers", "why"),
+    [
+        ([q("A?")], [Answer(choices=(0, 1))], "choose one option"),
+        ([q("A?")], [Answer(choices=(0,), text="and text")], "choose one option"),
+        ([q("A?")], [Answer(choices=(3,))], "option 3 does not exist"),
+        ([q("A?")], [Answer(text="two\nlines")], "The answer"),
+        ([q("C?", "text")], [Answer(text="   ")], "type an answer"),
+        ([q("B?", multiSelect=True)], [Answer()], "choose at least one"),
+        ([q("A?"), q("B?")], [Answer(choices=(0,))], "Answer every question"),
+    ],
+)
+def test_answers_that_do_not_fit_are_refused_before_any_key(questions, answers, why) -> None:
+    with pytest.raises(DialogNotAnswerable, match=why):
+        question_recipe(dialog(*questions), answers)
+
+
+ASK_INPUT = {"questions": [q("Which color?")]}
+
+
+def ev(ns: int, name: str, **payload: object) -> dict[str, object]:
+    return {"_spool_name": f"{ns:020d}-1.json", "hook_event_name": name, **payload}
+
+
+NOTE = ev(
+    2, "Notification", notification_type="ToolPermission", details={"type": "ask_user", "title": "Ask User"}
+)
+
+
+def test_the_question_is_pending_from_its_before_tool_and_drawn_at_its_notification() -> None:
+    before = ev(1, "BeforeTool", tool_name="ask_user", tool_input=ASK_INPUT)
+    early = fold([before])
+    assert early.dialog is not None and early.dialog.prompt == "Which color?"
+    assert early.pending is not None and early.pending.shown_ns == 0 and not early.blocked
+    drawn = fold([before, NOTE])
+    assert drawn.pending is not None and drawn.pending.shown_ns == 2 and drawn.pending.seen_ns == 1
+    assert fold([before, NOTE, ev(3, "AfterTool", tool_name="ask_user")]).dialog is None
+    assert fold([before, NOTE], resolved=frozenset({"tool-1"})).dialog is None
+
+
+def test_a_question_lab_cannot_read_and_a_plan_hold_the_run_for_the_terminal() -> None:
+    odd = ev(1, "BeforeTool", tool_name="ask_user", tool_input={"questions": [q("A?", "slider")]})
+    assert fold([odd, NOTE]).dialog is None and fold([odd, NOTE]).blocked
+    plan = ev(1, "BeforeTool", tool_name="exit_plan_mode", tool_input={"plan_filename": "p.md"})
+    assert fold([plan]).dialog is None and fold([plan]).blocked
+
+
+def test_an_intent_survives_its_json_and_garbage_is_refused() -> None:
+    intent = QuestionIntent(5, ("A?",), ("Red",))
+    assert QuestionIntent.from_json(orjson.loads(orjson.dumps(intent.to_json()))) == intent
+    for bad in ({}, {"kind": "question", "at_ns": "1", "questions": [], "answers": []}, "allow"):
+        with pytest.raises(ValueError):
+            QuestionIntent.from_json(bad)
+    mismatch = QuestionIntent(5, ("A?", "B?"), ("Red", "Ada"))
+    assert answer_mismatch(mismatch, {"0": "Red", "1": "Ada"}) == ""
+    assert answer_mismatch(mismatch, {"0": "Red"}) == (
+        "Gemini CLI recorded a different answer than lab sent: “B?”: lab sent “Ada”, nothing recorded."
+    )
+    assert (
+        answer_mismatch(mismatch, None) == "Gemini CLI recorded no answer although lab answered the question."
+    )
+
+
+CAPTURED = (
+    Path(__file__).parents[3] / "compat" / "gemini" / "fixtures" / "0.61.0" / "question__form_answered.jsonl"
+)
+QUESTIONS = ("Which color?", "Which fruits?", "Your name?")
+# The call's record is stamped 02:32:46.857Z and its result 02:32:53.725Z (2026-12-05).
+RECORD_NS = 1_796_437_966_857_000_000
+WRONG = ("Red", "Apple, Plum, Kiwi", "Ada")
+
+
+def warnings(intents: dict[str, object]) -> list[str]:
+    read = read_transcript(str(CAPTURED), Cursor(), intents)
+    return [m.text for m in read.messages if m.kind == MessageKind.LIFECYCLE and m.is_error]
+
+
+def test_the_backstop_pairs_an_intent_by_its_questions_and_the_calls_time() -> None:
+    at = RECORD_NS + 50_000_000
+    assert warnings({f"tool-{at}": QuestionIntent(at, QUESTIONS, WRONG)}) == [
+        "Gemini CLI recorded a different answer than lab sent: “Which color?”: lab sent “Red”, "
+        "recorded “Green”."
+    ]
+    # Another question's intent, or one from before the call began: not this call's.
+    assert warnings({f"tool-{at}": QuestionIntent(at, ("Which color?",), ("Red",))}) == []
+    early = RECORD_NS - 60 * 1_000_000_000
+    assert warnings({f"tool-{early}": QuestionIntent(early, QUESTIONS, WRONG)}) == []
+    late = RECORD_NS + 60 * 1_000_000_000
+    assert warnings({f"tool-{late}": QuestionIntent(late, QUESTIONS, WRONG)}) == []
