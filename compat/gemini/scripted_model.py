@@ -21,6 +21,7 @@ CLI: ``python -m compat.gemini.scripted_model --port 8789 --script demo``.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -47,6 +48,7 @@ __all__ = [
     "slow_text",
     "text",
     "when",
+    "write_plan",
 ]
 
 # Text the CLI itself puts in a user turn (never what the operator typed).
@@ -116,6 +118,22 @@ def ask_user(
 
 def exit_plan_mode(plan_filename: str) -> Turn:
     return function_call("exit_plan_mode", {"plan_filename": plan_filename})
+
+
+# In plan mode the CLI tells the model where plans go: "... in the plans directory: <dir>/".
+PLANS_DIR = re.compile(r"plans directory: (/[^\s`'\"]+?/plans)/")
+
+
+def write_plan(plan_filename: str, content: str) -> Turn:
+    """Plan mode's write_file of a plan into the session's plans folder, read from the request
+    (the folder is named by the session's id, which the script cannot know in advance)."""
+
+    def build(body: dict[str, Any]) -> Turn:
+        found = PLANS_DIR.search(json.dumps(body))
+        folder = found.group(1) if found else "/no-plans-directory-in-the-request"
+        return function_call("write_file", {"file_path": f"{folder}/{plan_filename}", "content": content})
+
+    return dynamic(build, label=f"write_plan:{plan_filename}")
 
 
 def slow_text(words: int = 12, delay_s: float = 1.0) -> Turn:

@@ -1,6 +1,7 @@
 """Gemini CLI 0.61.0's tool confirmation as lab's APPROVAL Dialog, and the keys that answer it;
-its question tool (`ask_user`) as a QUESTION Dialog, and what lab means to answer (the intent the
-answer is checked against). No Django. Pinned in compat/gemini/COMPAT.md §7.
+its question tool (`ask_user`) as a QUESTION Dialog and its plan approval (`exit_plan_mode`) as
+a PLAN Dialog, and what lab means to answer them (the intent the result is checked against).
+No Django. Pinned in compat/gemini/COMPAT.md §7.
 
 The confirmation's rows differ by the call's type (exec, edit, mcp, info), by folder trust, by
 settings and by what the call touches (a build file, untrusted flags): a row's position is not a
@@ -162,15 +163,17 @@ class QuestionIntent:
     """What lab answered to an ask_user dialog: the time its call began (the BeforeTool hook's,
     ns), the questions as asked, and the string the tool records for each (§7: a chosen row's
     label; the free text, trimmed; a multi-select's labels in the options' order, the free text
-    last, joined by ", ")."""
+    last, joined by ", "). For a plan (`kind` "plan"): the plan's file name as asked, and how
+    the tool's output begins for the row lab played."""
 
     at_ns: int
     questions: tuple[str, ...]
     answers: tuple[str, ...]
+    kind: str = "question"
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "kind": "question",
+            "kind": self.kind,
             "at_ns": self.at_ns,
             "questions": list(self.questions),
             "answers": list(self.answers),
@@ -179,14 +182,14 @@ class QuestionIntent:
     @classmethod
     def from_json(cls, data: Any) -> QuestionIntent:
         """ValueError for anything to_json did not write."""
-        if not isinstance(data, dict) or data.get("kind") != "question":
+        if not isinstance(data, dict) or data.get("kind") not in ("question", "plan"):
             raise ValueError("not a question intent")
         at, questions, answers = data.get("at_ns"), data.get("questions"), data.get("answers")
         if not isinstance(at, int) or not isinstance(questions, list) or not isinstance(answers, list):
             raise ValueError("not a question intent")
         if len(questions) != len(answers) or not all(isinstance(x, str) for x in [*questions, *answers]):
             raise ValueError("not a question intent")
-        return cls(at, tuple(questions), tuple(answers))
+        return cls(at, tuple(questions), tuple(answers), str(data["kind"]))
 
 
 def recorded_answer(question: Question, choices: Sequence[int], text: str) -> str:
@@ -224,3 +227,72 @@ def answer_mismatch(intent: QuestionIntent, recorded: Mapping[str, str] | None) 
     if not problems:
         return ""
     return "Gemini CLI recorded a different answer than lab sent: " + "; ".join(problems) + "."
+
+
+# --- plan approval (exit_plan_mode, §7) --------------------------------------------------------
+
+PLAN_TOOL = "exit_plan_mode"
+PLAN_AUTO, PLAN_MANUAL, PLAN_FEEDBACK, PLAN_KEEP = "plan-auto", "plan-manual", "plan-feedback", "plan-keep"
+# §7: the dialog's rows are "Yes, automatically accept edits", "Yes, manually accept edits" and
+# the feedback field; Esc cancels the turn and stays in plan mode. lab labels each by what the
+# CLI does after it.
+PLAN_OPTIONS = (
+    Option(
+        "Approve — edit files without asking",
+        "Gemini CLI switches to Auto-Edit mode: edits are applied without asking; commands still ask.",
+        key=PLAN_AUTO,
+    ),
+    Option(
+        "Approve — ask before each edit",
+        "Gemini CLI switches to Default mode: every edit and command asks first.",
+        key=PLAN_MANUAL,
+        preferred=True,
+    ),
+    Option(
+        "Reject with feedback",
+        "It stays in plan mode and revises the plan.",
+        takes_text=True,
+        needs_text=True,
+        key=PLAN_FEEDBACK,
+    ),
+    Option("Reject — keep planning", "Cancels the turn; it stays in plan mode.", key=PLAN_KEEP, denies=True),
+)
+# §7: how the tool's output begins after each row.
+PLAN_RECORDS = {
+    PLAN_AUTO: "Plan approved. Switching to Auto-Edit mode",
+    PLAN_MANUAL: "Plan approved. Switching to Default mode",
+    PLAN_FEEDBACK: "Plan rejected. User feedback: ",
+}
+
+
+def plan_dialog(dialog_id: str, plan_file: str, plan: str) -> Dialog:
+    """The plan's Markdown (the file the call names, as the dialog shows it) and lab's rows;
+    the header is the file's name as the call gave it."""
+    return Dialog(
+        tool_use_id=dialog_id,
+        kind=DialogKind.PLAN,
+        prompt="Ready to start implementation?",
+        header=plan_file,
+        body=plan,
+        options=PLAN_OPTIONS,
+        free_text=False,
+    )
+
+
+def plan_mismatch(intent: QuestionIntent, output: str) -> str:
+    wanted = intent.answers[0] if intent.answers else ""
+    if output.startswith(wanted):
+        return ""
+    what = {v: k for k, v in PLAN_RECORDS.items()}.get(wanted)
+    sent = next((o.label for o in PLAN_OPTIONS if o.key == what), "feedback")
+    if what is None and wanted.startswith(PLAN_RECORDS[PLAN_FEEDBACK]):
+        sent = "Reject with feedback"
+    first = output.strip().splitlines()[0] if output.strip() else "nothing"
+    return f"Gemini CLI recorded a different answer to the plan than lab sent (“{sent}”): {first}"
+
+
+def result_mismatch(intent: QuestionIntent, output: object) -> str:
+    """What differs between lab's answer and the call's recorded output ("" if nothing)."""
+    if intent.kind == "plan":
+        return plan_mismatch(intent, output if isinstance(output, str) else "")
+    return answer_mismatch(intent, answers_in(output))

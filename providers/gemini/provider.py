@@ -31,13 +31,13 @@ from providers.gemini.commands import ALIASES, CLEAR, command_catalog
 from providers.gemini.dialogs import (
     ASK_TOOL,
     DENY,
+    PLAN_TOOL,
     Choice,
     QuestionIntent,
-    answer_mismatch,
-    answers_in,
     choice_for,
+    result_mismatch,
 )
-from providers.gemini.recipes import OpKind, Recipe, intent_for, question_recipe
+from providers.gemini.recipes import OpKind, Recipe, intent_for, plan_recipe, question_recipe
 from providers.gemini.seed import SEED_META, ConfigRefused, folder_trusted, install_settings, trust_folder
 from providers.gemini.spool import (
     CLEAR_SUFFIX,
@@ -53,7 +53,7 @@ from providers.gemini.spool import (
 )
 from providers.hook_writer import SPOOL_ENV
 from providers.hookspool import spool_events
-from providers.safefile import read_tail, write_private
+from providers.safefile import read_regular, read_tail, write_private
 from providers.schema import (
     Answer,
     AuthFlow,
@@ -92,6 +92,7 @@ HOOK_WRITER = b"hook_writer.py"
 MAX_CACHE = 256
 TAIL_BYTES = 1024 * 1024
 SWEEP_AGE_NS = 600 * 1_000_000_000
+PLAN_MAX_BYTES = 256 * 1024
 
 
 class GeminiProvider(TuiAdapter[SpoolView]):
@@ -134,6 +135,8 @@ class GeminiProvider(TuiAdapter[SpoolView]):
                 choices=(
                     ("default", "Ask before every edit and command"),
                     ("auto_edit", "Edit files without asking; ask before commands"),
+                    # §7: read-only until the operator approves a plan on the page.
+                    ("plan", "Plan first: read only until you approve a plan"),
                 ),
                 default="default",
                 help_text="When Gemini CLI stops to ask before using a tool.",
@@ -284,7 +287,27 @@ class GeminiProvider(TuiAdapter[SpoolView]):
     # --- live signals (§6, spool.py) --------------------------------------------------------
 
     def fold_spool(self, run: RunHandle, events: list[dict[str, Any]], answered: frozenset[str]) -> SpoolView:
-        return fold(events, answered)
+        return fold(events, answered, self._read_plan)
+
+    def _read_plan(self, event: dict[str, Any]) -> str:
+        """§7: the plan an exit_plan_mode call asks about: its `plan_filename` in the session's
+        plans folder (`<project temp>/<session id>/plans/`, the project temp folder being the
+        one above the hook's session file's `chats/`). "" when lab cannot read it safely."""
+        session, session_id = str(event.get("transcript_path", "")), str(event.get("session_id", ""))
+        raw = event.get("tool_input")
+        name = raw.get("plan_filename") if isinstance(raw, dict) else None
+        if not isinstance(name, str) or not self._valid_session(session):
+            return ""
+        if not session_id or not session_id.replace("-", "").isalnum():
+            return ""
+        plans = os.path.realpath(Path(session).parent.parent / session_id / "plans")
+        path = os.path.realpath(os.path.join(plans, name.strip()))
+        if not path.startswith(plans + os.sep):
+            return ""
+        try:
+            return read_regular(path, PLAN_MAX_BYTES).decode("utf-8", "replace")
+        except OSError:
+            return ""
 
     def open_ids(self, view: SpoolView) -> frozenset[str]:
         # A declined confirmation (or a cancelled question) gets no hook: only the session file
@@ -305,6 +328,8 @@ class GeminiProvider(TuiAdapter[SpoolView]):
     def asking(self, run: RunHandle, view: SpoolView) -> Asking | None:
         if view.pending is not None and view.pending.dialog.kind == DialogKind.QUESTION:
             return Asking("a question", "answer or decline it")
+        if view.pending is not None and view.pending.dialog.kind == DialogKind.PLAN:
+            return Asking("for approval of a plan", "approve or reject it")
         if view.pending is not None:
             return Asking("for approval", "allow or deny it")
         return Asking("for approval") if view.blocked else None
@@ -410,6 +435,13 @@ class GeminiProvider(TuiAdapter[SpoolView]):
     # --- answers (§7, dialogs.py) ------------------------------------------------------------
 
     def plan_answer(self, dialog: Dialog, answers: Sequence[Answer]) -> AnswerPlan:
+        if dialog.kind == DialogKind.PLAN:
+            recipe = plan_recipe(dialog, answers)
+            if recipe is None:
+                # "Reject — keep planning": Esc cancels the turn; plan mode stays.
+                return AnswerPlan(keys=Choice(DENY, "Escape", False))
+            at_ns = int(dialog.tool_use_id.partition("tool-")[2] or 0)
+            return AnswerPlan(keys=recipe, intent=intent_for(dialog, recipe, at_ns))
         if dialog.kind == DialogKind.QUESTION:
             if not answers:
                 # Esc: the CLI cancels the question and the turn ("Request cancelled.").
@@ -474,10 +506,11 @@ class GeminiProvider(TuiAdapter[SpoolView]):
             self._verify_question(run, plan.intent, mark)
             return
         choice: Choice = plan.keys
-        if dialog.kind == DialogKind.QUESTION:
+        if dialog.kind in (DialogKind.QUESTION, DialogKind.PLAN):
             if not self._wait_answered(run, mark, allows=False):
+                what = "question" if dialog.kind == DialogKind.QUESTION else "plan's turn"
                 raise ReplyNotDelivered(
-                    "Esc was sent but Gemini CLI has not recorded the question as cancelled. Check "
+                    f"Esc was sent but Gemini CLI has not recorded the {what} as cancelled. Check "
                     "the terminal with the attach command before answering again."
                 )
             return
@@ -495,26 +528,28 @@ class GeminiProvider(TuiAdapter[SpoolView]):
             self.reply(run, choice.text)
 
     def _verify_question(self, run: RunHandle, intent: QuestionIntent, mark: AnswerMark) -> None:
-        """§7: the ask_user call's AfterTool carries what the tool recorded (`tool_response`'s
-        llmContent); an answer that is not the one sent is no success."""
+        """§7: the ask_user (exit_plan_mode) call's AfterTool carries what the tool recorded
+        (`tool_response`'s llmContent); an answer that is not the one sent is no success."""
+        tool = PLAN_TOOL if intent.kind == "plan" else ASK_TOOL
         deadline = time.monotonic() + VERIFY_TIMEOUT_S
         new = NewLines(mark.path, mark.size)
         while True:
             for event in spool_events(run.spool_dir):
                 if (
                     event.get("hook_event_name") == "AfterTool"
-                    and event.get("tool_name") == ASK_TOOL
+                    and event.get("tool_name") == tool
                     and str(event.get("_spool_name")) not in mark.spool_names
                 ):
                     response = event.get("tool_response")
                     output = response.get("llmContent") if isinstance(response, dict) else None
-                    problem = answer_mismatch(intent, answers_in(output))
+                    problem = result_mismatch(intent, output)
                     if problem:
                         raise ReplyNotDelivered(problem)
                     return
             if any(transcript.CANCELLED.encode() in line for line in new.read()):
+                what = "plan" if intent.kind == "plan" else "question"
                 raise ReplyNotDelivered(
-                    "Gemini CLI cancelled the question instead of recording lab's answer: the turn "
+                    f"Gemini CLI cancelled the {what} instead of recording lab's answer: the turn "
                     "has ended. Send your answer as a message if it still matters."
                 )
             if time.monotonic() >= deadline:

@@ -23,7 +23,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from providers.errors import DialogNotAnswerable, InvalidReply
-from providers.gemini.dialogs import QuestionIntent, recorded_answer
+from providers.gemini.dialogs import (
+    PLAN_AUTO,
+    PLAN_FEEDBACK,
+    PLAN_KEEP,
+    PLAN_MANUAL,
+    PLAN_RECORDS,
+    QuestionIntent,
+    recorded_answer,
+)
 from providers.sanitize import sanitize_line
 from providers.schema import Answer, Dialog, DialogKind, Question
 
@@ -147,5 +155,40 @@ def question_recipe(dialog: Dialog, answers: Sequence[Answer]) -> Recipe:
     return Recipe(tuple(ops), tuple(records))
 
 
+def plan_recipe(dialog: Dialog, answers: Sequence[Answer]) -> Recipe | None:
+    """§7: the plan dialog is a question drawn with two rows and the feedback field: row 0
+    approves into Auto-Edit mode, row 1 into Default mode, text on row 2 rejects with it. None:
+    "Reject — keep planning", which is Esc (the turn is cancelled, plan mode stays)."""
+    if dialog.kind != DialogKind.PLAN:
+        raise DialogNotAnswerable("That is not a plan.")
+    if (
+        len(answers) != 1
+        or len(answers[0].choices) != 1
+        or not 0 <= answers[0].choices[0] < len(dialog.options)
+    ):
+        raise DialogNotAnswerable("Choose one of the plan's options.")
+    option = dialog.options[answers[0].choices[0]]
+    text = clean_text(answers[0].text)
+    if text and not option.takes_text:
+        raise DialogNotAnswerable("Feedback goes with “Reject with feedback” only.")
+    if option.key == PLAN_KEEP:
+        return None
+    if option.key == PLAN_AUTO:
+        return Recipe((key("Enter", SCREEN_DELAY_S),), (PLAN_RECORDS[PLAN_AUTO],))
+    if option.key == PLAN_MANUAL:
+        return Recipe((key("Down"), key("Enter", SCREEN_DELAY_S)), (PLAN_RECORDS[PLAN_MANUAL],))
+    if option.key == PLAN_FEEDBACK:
+        if not text:
+            # Enter on the empty field does nothing in the TUI: refused, not sent.
+            raise DialogNotAnswerable("Write the feedback for “Reject with feedback”.")
+        return Recipe(
+            (*downs(2), paste(text), key("Enter", SCREEN_DELAY_S)), (PLAN_RECORDS[PLAN_FEEDBACK] + text,)
+        )
+    raise DialogNotAnswerable("lab has no recipe for that option; answer it in the terminal.")
+
+
 def intent_for(dialog: Dialog, recipe: Recipe, at_ns: int) -> QuestionIntent:
+    if dialog.kind == DialogKind.PLAN:
+        # A plan's header is the file name the call asked about (dialogs.plan_dialog).
+        return QuestionIntent(at_ns, (dialog.header,), recipe.records, kind="plan")
     return QuestionIntent(at_ns, tuple(q.prompt for q in dialog.all_questions), recipe.records)

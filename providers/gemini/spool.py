@@ -15,6 +15,8 @@ A dialog's id is `tool-<time_ns>`, the spool time of the BeforeTool it asks abou
 
 An `ask_user` call is a question dialog from its BeforeTool (`tool_input` holds the questions),
 drawn once its Notification ran; its AfterTool, or the session's "Request cancelled.", closes it.
+An `exit_plan_mode` call is a plan dialog the same way, its text the plan file the call names
+(read by the adapter: `read_plan`).
 
 Besides the hook payloads the spool holds lab's own clear markers, `<time_ns>-clear.jsonl`:
 the command the operator sent, and the new session it started. A session file starts with no
@@ -31,7 +33,7 @@ from typing import Any
 
 import orjson
 
-from providers.gemini.dialogs import ASK_TOOL, approval_dialog, question_dialog
+from providers.gemini.dialogs import ASK_TOOL, PLAN_TOOL, approval_dialog, plan_dialog, question_dialog
 from providers.schema import Dialog, DialogKind
 
 CLOSING_EVENTS = frozenset({"BeforeAgent", "AfterAgent", "SessionStart", "SessionEnd"})
@@ -116,7 +118,11 @@ class SpoolView:
         return self.pending.dialog if self.pending else None
 
 
-def fold(events: Iterable[dict[str, Any]], resolved: frozenset[str] = frozenset()) -> SpoolView:
+def fold(
+    events: Iterable[dict[str, Any]],
+    resolved: frozenset[str] = frozenset(),
+    read_plan: Callable[[dict[str, Any]], str] | None = None,
+) -> SpoolView:
     tools: dict[str, dict[str, Any]] = {}  # dialog id → BeforeTool, open ones, oldest first
     asked: set[str] = set()
     pending: Pending | None = None
@@ -130,11 +136,15 @@ def fold(events: Iterable[dict[str, Any]], resolved: frozenset[str] = frozenset(
             if event.get("tool_name") in DIALOG_TOOLS:
                 asked.add(f"tool-{at}")
                 raw_input = event.get("tool_input")
-                question = (
-                    question_dialog(f"tool-{at}", raw_input)
-                    if event.get("tool_name") == ASK_TOOL and isinstance(raw_input, dict)
-                    else None
-                )
+                tool_input = raw_input if isinstance(raw_input, dict) else {}
+                question = None
+                if event.get("tool_name") == ASK_TOOL:
+                    question = question_dialog(f"tool-{at}", tool_input)
+                elif event.get("tool_name") == PLAN_TOOL and read_plan is not None:
+                    plan = read_plan(event)
+                    name = tool_input.get("plan_filename")
+                    if plan.strip() and isinstance(name, str):
+                        question = plan_dialog(f"tool-{at}", name, plan)
                 if question is not None:
                     pending = Pending(question, 0, at)
                 else:
@@ -153,10 +163,10 @@ def fold(events: Iterable[dict[str, Any]], resolved: frozenset[str] = frozenset(
             raw = event.get("details")
             details: dict[str, Any] = raw if isinstance(raw, dict) else {}
             if details.get("type") in DIALOG_TOOLS:
-                # §7: its BeforeTool already holds the run; a question is drawn now.
+                # §7: its BeforeTool already holds the run; a question or plan is drawn now.
                 if (
                     pending is not None
-                    and pending.dialog.kind == DialogKind.QUESTION
+                    and pending.dialog.kind in (DialogKind.QUESTION, DialogKind.PLAN)
                     and not pending.shown_ns
                 ):
                     pending = Pending(pending.dialog, at, pending.seen_ns)

@@ -16,10 +16,11 @@ Facts (compat/gemini/COMPAT.md §2, §3):
     gemini records then hold API parts, not a string) before its `$set messages`: a replay,
     never shown twice.
   * `{"$rewindTo": id}` drops that message and everything after it from the CLI's history.
-  * An `ask_user` call's output is `{"answers": {"<question index>": "<answer>"}}`. Its id is
-    the CLI's own, which no hook carries: lab's intent for it (dialogs.QuestionIntent) is the
-    one recorded for the same questions whose BeforeTool ran while the call did (from its
-    record's time to its result's), the newest if two did (§7).
+  * An `ask_user` call's output is `{"answers": {"<question index>": "<answer>"}}`;
+    `exit_plan_mode`'s begins "Plan approved. Switching to …" or "Plan rejected. …". A call's id
+    is the CLI's own, which no hook carries: lab's intent for it (dialogs.QuestionIntent) is the
+    one recorded for the same questions (plan file) whose BeforeTool ran while the call did
+    (from its record's time to its result's), the newest if two did (§7).
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from typing import Any, Unpack
 
 import orjson
 
-from providers.gemini.dialogs import ASK_TOOL, QuestionIntent, answer_mismatch, answers_in, question_dialog
+from providers.gemini.dialogs import ASK_TOOL, PLAN_TOOL, QuestionIntent, question_dialog, result_mismatch
 from providers.jsonl import Limits, LineReader, read_in_passes
 from providers.outbox import normalize
 from providers.schema import Cursor, Message, MessageKind, RunState, TranscriptRead
@@ -245,7 +246,7 @@ class _Reader(LineReader):
             native_id=call_id,
             is_error=status != "success",
         )
-        if name == ASK_TOOL:
+        if name in (ASK_TOOL, PLAN_TOOL):
             self.question_backstop(call, status, output, stamp)
         intent = self.intents.get(call_id)
         if isinstance(intent, str) and (intent == "allow") != (status == "success"):
@@ -265,10 +266,11 @@ class _Reader(LineReader):
         intent = question_intent(self.intents, call, stamp)
         if intent is None:
             return
+        what = "plan" if intent.kind == "plan" else "question"
         if status == "cancelled":
-            problem = "Gemini CLI recorded the question as cancelled although lab answered it."
+            problem = f"Gemini CLI recorded the {what} as cancelled although lab answered it."
         else:
-            problem = answer_mismatch(intent, answers_in(output))
+            problem = result_mismatch(intent, output)
         if problem:
             self.emit(
                 MessageKind.LIFECYCLE,
@@ -280,19 +282,27 @@ class _Reader(LineReader):
 
 
 def question_intent(intents: Mapping[str, object], call: dict[str, Any], stamp: str) -> QuestionIntent | None:
-    """lab's intent for an ask_user call (module docstring): same questions, its BeforeTool
-    between the call's record and its result."""
+    """lab's intent for an ask_user (exit_plan_mode) call (module docstring): same questions
+    (plan file), its BeforeTool between the call's record and its result."""
     args = call.get("args")
-    dialog = question_dialog("", args) if isinstance(args, dict) else None
-    if dialog is None:
+    if not isinstance(args, dict):
         return None
-    asked = tuple(q.prompt for q in dialog.all_questions)
+    kind = "plan" if call.get("name") == PLAN_TOOL else "question"
+    if kind == "plan":
+        asked: tuple[str, ...] = (_str(args.get("plan_filename")),)
+    elif (dialog := question_dialog("", args)) is not None:
+        asked = tuple(q.prompt for q in dialog.all_questions)
+    else:
+        return None
     start = _ms(stamp) - PAIR_SLACK_MS
     end = _ms(_str(call.get("timestamp")) or stamp)
     found = [
         i
         for i in intents.values()
-        if isinstance(i, QuestionIntent) and i.questions == asked and start <= i.at_ns // 1_000_000 <= end
+        if isinstance(i, QuestionIntent)
+        and i.kind == kind
+        and i.questions == asked
+        and start <= i.at_ns // 1_000_000 <= end
     ]
     return max(found, key=lambda i: i.at_ns, default=None)
 
