@@ -10,8 +10,17 @@ import orjson
 import pytest
 
 from providers.errors import DialogNotAnswerable
-from providers.gemini.dialogs import QuestionIntent, answer_mismatch, question_dialog
-from providers.gemini.recipes import question_recipe
+from providers.gemini.dialogs import (
+    PLAN_AUTO,
+    PLAN_FEEDBACK,
+    PLAN_KEEP,
+    PLAN_MANUAL,
+    QuestionIntent,
+    answer_mismatch,
+    plan_dialog,
+    question_dialog,
+)
+from providers.gemini.recipes import plan_recipe, question_recipe
 from providers.gemini.spool import fold
 from providers.gemini.transcript import read_transcript
 from providers.schema import Answer, Cursor, DialogKind, MessageKind
@@ -179,3 +188,64 @@ def test_the_backstop_pairs_an_intent_by_its_questions_and_the_calls_time() -> N
     assert warnings({f"tool-{early}": QuestionIntent(early, QUESTIONS, WRONG)}) == []
     late = RECORD_NS + 60 * 1_000_000_000
     assert warnings({f"tool-{late}": QuestionIntent(late, QUESTIONS, WRONG)}) == []
+
+
+# --- plans (exit_plan_mode) ----------------------------------------------------------------------
+
+
+def plan(text: str = "# Plan\n1. go\n"):
+    return plan_dialog("tool-7", "feature.md", text)
+
+
+def test_each_plan_row_has_its_keys_and_what_the_tool_records() -> None:
+    d = plan()
+    rows = {o.key: i for i, o in enumerate(d.options)}
+    assert question_recipe_keys(d, rows[PLAN_AUTO]) == ["Enter"]
+    assert question_recipe_keys(d, rows[PLAN_MANUAL]) == ["Down", "Enter"]
+    feedback = plan_recipe(d, [Answer(choices=(rows[PLAN_FEEDBACK],), text="more tests")])
+    assert feedback is not None and feedback.keys == ["Down", "Down", "paste:more tests", "Enter"]
+    assert feedback.records == ("Plan rejected. User feedback: more tests",)
+    assert plan_recipe(d, [Answer(choices=(rows[PLAN_KEEP],))]) is None  # Esc
+    with pytest.raises(DialogNotAnswerable, match="Write the feedback"):
+        plan_recipe(d, [Answer(choices=(rows[PLAN_FEEDBACK],))])
+    with pytest.raises(DialogNotAnswerable, match="Feedback goes with"):
+        plan_recipe(d, [Answer(choices=(rows[PLAN_MANUAL],), text="and this")])
+
+
+def question_recipe_keys(d, row: int) -> list[str]:
+    recipe = plan_recipe(d, [Answer(choices=(row,))])
+    assert recipe is not None
+    return recipe.keys
+
+
+def test_a_plan_is_pending_when_its_file_is_read_and_the_terminals_when_it_is_not() -> None:
+    before = ev(1, "BeforeTool", tool_name="exit_plan_mode", tool_input={"plan_filename": "feature.md"})
+    shown = fold([before, NOTE], read_plan=lambda e: "# Plan\n")
+    assert shown.dialog is not None and shown.dialog.kind == DialogKind.PLAN
+    assert shown.dialog.body == "# Plan\n" and shown.dialog.header == "feature.md"
+    assert shown.pending is not None and shown.pending.shown_ns == 2
+    unread = fold([before, NOTE], read_plan=lambda e: "")
+    assert unread.dialog is None and unread.blocked
+
+
+def test_the_plan_file_is_read_only_inside_the_sessions_plans_folder(settings, tmp_path: Path) -> None:
+    from providers.gemini.provider import GeminiProvider
+
+    settings.LAB_AGENT_HOME = str(tmp_path)
+    settings.LAB_AGENT_ENV = {}
+    project = tmp_path / ".gemini" / "tmp" / "wt"
+    (project / "chats").mkdir(parents=True)
+    (project / "sid-1" / "plans").mkdir(parents=True)
+    (project / "sid-1" / "plans" / "feature.md").write_text("# The plan\n")
+    (project / "secret.md").write_text("not a plan")
+    session = str(project / "chats" / "session-2026-01-01T00-00-abcd.jsonl")
+
+    def event(name: str, session_id: str = "sid-1", path: str = session) -> dict[str, object]:
+        return {"transcript_path": path, "session_id": session_id, "tool_input": {"plan_filename": name}}
+
+    read = GeminiProvider()._read_plan
+    assert read(event("feature.md")) == "# The plan\n"
+    assert read(event("../../secret.md")) == ""
+    assert read(event(str(project / "secret.md"))) == ""
+    assert read(event("feature.md", session_id="../sid-1")) == ""
+    assert read(event("feature.md", path=str(tmp_path / "elsewhere" / "chats" / "session-x.jsonl"))) == ""
