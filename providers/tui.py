@@ -56,8 +56,10 @@ from providers.sanitize import sanitize_text
 from providers.schema import (
     Answer,
     Attachment,
+    AuthStatus,
     Cursor,
     Dialog,
+    LoginStart,
     RunHandle,
     RunState,
     TranscriptRead,
@@ -672,6 +674,38 @@ class TuiAdapter[V: SpoolView](AgentProvider):
                 f"An interrupt reached {self.display_name()} after this prompt appeared, and its "
                 f"{self.interrupt_key_name} dismissed the prompt. Nothing was sent."
             )
+
+
+class AuthVerbs(Protocol):
+    """An adapter's auth module: the four verbs, each given the provider."""
+
+    def auth_status(self, provider: Any, /) -> AuthStatus: ...
+
+    def login_start(self, provider: Any, /) -> LoginStart: ...
+
+    def login_with_api_key(self, provider: Any, key: str, /) -> AuthStatus: ...
+
+    def logout(self, provider: Any, /) -> AuthStatus: ...
+
+
+class AuthFromModule:
+    """The auth verbs of an adapter whose login is its auth module's functions (an API key the
+    code pastes in): the adapter declares `auth` (the module) and lists this before its kit
+    base."""
+
+    auth: ClassVar[AuthVerbs]
+
+    def auth_status(self) -> AuthStatus:
+        return self.auth.auth_status(self)
+
+    def login_start(self) -> LoginStart:
+        return self.auth.login_start(self)
+
+    def login_code(self, code: str) -> AuthStatus:
+        return self.auth.login_with_api_key(self, code)
+
+    def logout(self) -> AuthStatus:
+        return self.auth.logout(self)
 
 
 class PastesAttachments[V: SpoolView](TuiAdapter[V]):

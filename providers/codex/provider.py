@@ -12,7 +12,7 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from django.conf import settings
 
@@ -46,11 +46,9 @@ from providers.schema import (
     Answer,
     AuthFlow,
     AuthFlowKind,
-    AuthStatus,
     CommandSpec,
     Cursor,
     Dialog,
-    LoginStart,
     MessageKind,
     ProjectServers,
     RepositorySetting,
@@ -65,7 +63,16 @@ from providers.schema import (
     WorkspaceChoices,
 )
 from providers.tmux import Tmux
-from providers.tui import POLL_S, AnswerMark, AnswerPlan, Asking, NewLines, PastesAttachments
+from providers.tui import (
+    POLL_S,
+    AnswerMark,
+    AnswerPlan,
+    Asking,
+    AuthFromModule,
+    AuthVerbs,
+    NewLines,
+    PastesAttachments,
+)
 
 READ_BUDGET = 4 * 1024 * 1024
 # §4 (readiness): the composer takes a paste once it is drawn (alternate screen on, cursor
@@ -90,8 +97,9 @@ SESSION_META_BYTES = 256 * 1024  # a rollout's first line (session_meta carries 
 SESSION_HEAD_BYTES = 512 * 1024  # where a session's first prompt is looked for
 
 
-class CodexProvider(PastesAttachments[SpoolView]):
+class CodexProvider(AuthFromModule, PastesAttachments[SpoolView]):
     id = "codex"
+    auth: ClassVar[AuthVerbs] = auth  # §10: an API key, or the CLI's own login
     binary_name = "codex"
     # §4 (reply pacing): Enter after the paste has landed; retried once on an unrecorded send.
     # §6: a PreToolUse may be followed by its PermissionRequest; a reply waits this long first.
@@ -576,20 +584,6 @@ class CodexProvider(PastesAttachments[SpoolView]):
             if time.monotonic() >= deadline:
                 return False
             time.sleep(POLL_S)
-
-    # --- auth (auth.py) ----------------------------------------------------------------------
-
-    def auth_status(self) -> AuthStatus:
-        return auth.auth_status(self)
-
-    def login_start(self) -> LoginStart:
-        return auth.login_start(self)
-
-    def login_code(self, code: str) -> AuthStatus:
-        return auth.login_with_api_key(self, code)
-
-    def logout(self) -> AuthStatus:
-        return auth.logout(self)
 
 
 def _closed_in(tail: bytes, needle: bytes) -> bool:

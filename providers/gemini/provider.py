@@ -13,7 +13,7 @@ import time
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from django.conf import settings
 
@@ -58,12 +58,10 @@ from providers.schema import (
     Answer,
     AuthFlow,
     AuthFlowKind,
-    AuthStatus,
     CommandSpec,
     Cursor,
     Dialog,
     DialogKind,
-    LoginStart,
     RepositorySetting,
     RunHandle,
     RunState,
@@ -74,7 +72,16 @@ from providers.schema import (
     WorkspaceChoices,
 )
 from providers.tmux import Tmux
-from providers.tui import POLL_S, AnswerMark, AnswerPlan, Asking, NewLines, TuiAdapter
+from providers.tui import (
+    POLL_S,
+    AnswerMark,
+    AnswerPlan,
+    Asking,
+    AuthFromModule,
+    AuthVerbs,
+    NewLines,
+    TuiAdapter,
+)
 
 READ_BUDGET = 4 * 1024 * 1024
 # §4 (readiness): the composer reads keys once the CLI has put its terminal in raw mode, after
@@ -95,8 +102,9 @@ SWEEP_AGE_NS = 600 * 1_000_000_000
 PLAN_MAX_BYTES = 256 * 1024
 
 
-class GeminiProvider(TuiAdapter[SpoolView]):
+class GeminiProvider(AuthFromModule, TuiAdapter[SpoolView]):
     id = "gemini"
+    auth: ClassVar[AuthVerbs] = auth  # §10: the API key in the agent's environment
     binary_name = "gemini"
     # §4: one process (no re-exec of a child node that tmux's kill-session would leave behind).
     env_defaults = {"GEMINI_CLI_NO_RELAUNCH": "true"}
@@ -573,20 +581,6 @@ class GeminiProvider(TuiAdapter[SpoolView]):
             if time.monotonic() >= deadline:
                 return False
             time.sleep(POLL_S)
-
-    # --- auth (auth.py) ----------------------------------------------------------------------
-
-    def auth_status(self) -> AuthStatus:
-        return auth.auth_status(self)
-
-    def login_start(self) -> LoginStart:
-        return auth.login_start(self)
-
-    def login_code(self, code: str) -> AuthStatus:
-        return auth.login_with_api_key(self, code)
-
-    def logout(self) -> AuthStatus:
-        return auth.logout(self)
 
 
 def guard_parameters(env: Mapping[str, str]) -> dict[str, str]:
