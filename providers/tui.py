@@ -41,7 +41,7 @@ from providers.errors import (
     SessionGone,
     StaleDialog,
 )
-from providers.hookspool import SpoolSignature, spool_events, spool_signature
+from providers.hookspool import SpoolSignature, spool_events, spool_signature, stale_payloads
 from providers.outbox import (
     REPLY_TURN_WAIT_S,
     Outbox,
@@ -278,6 +278,8 @@ class TuiAdapter[V: SpoolView](AgentProvider):
     interrupt_key_name: ClassVar[str] = "Esc"
     # How long the CLI takes to attach a pasted image path (PastesAttachments).
     image_settle_s: ClassVar[float] = 1.0
+    # Hook payloads older than this are swept (longer than a turn is likely to need them).
+    sweep_age_s: ClassVar[float] = 600.0
 
     def __init__(self) -> None:
         # One instance per process (providers.registry): this state outlives a request. The
@@ -336,9 +338,12 @@ class TuiAdapter[V: SpoolView](AgentProvider):
     def enter_delay(self, text: str) -> float:
         """The pause between a paste and its Enter."""
 
-    @abc.abstractmethod
     def sweepable(self, run: RunHandle, view: V, now_ns: int) -> Iterable[str]:
-        """Spool entries no longer needed."""
+        """Spool entries no longer needed: payloads older than sweep_age_s but SessionStart
+        ones, and none while a dialog is pending or a tool may still ask (what it rests on)."""
+        if view.dialog is not None or view.unsettled_tool_ns:
+            return []
+        return stale_payloads(run.spool_dir, now_ns - int(self.sweep_age_s * 1e9))
 
     def encode_intent(self, intent: Any) -> Any:
         """An intent as JSON (it is stored where every worker reads it)."""

@@ -28,7 +28,7 @@ from providers.codex.seed import (
     shell_policy_drops,
     trust_project,
 )
-from providers.codex.spool import SpoolView, current_identity, event_time_ns, fold, write_clear_marker
+from providers.codex.spool import SpoolView, current_identity, fold, write_clear_marker
 from providers.errors import (
     DialogNotAnswerable,
     ReplyNotDelivered,
@@ -90,7 +90,6 @@ MAX_CACHE = 256
 MAX_RESOLVED = 1000
 TAIL_BYTES = 1024 * 1024
 USAGE_TAIL_BYTES = 256 * 1024  # a token_count follows every request: the last one is near the end
-SWEEP_AGE_NS = 600 * 1_000_000_000  # older than a turn is likely to need
 
 
 SESSION_META_BYTES = 256 * 1024  # a rollout's first line (session_meta carries the instructions)
@@ -399,18 +398,6 @@ class CodexProvider(AuthFromModule, PastesAttachments[SpoolView]):
         if view.pending is not None:
             return Asking("for approval", "allow or deny it")
         return Asking("for approval") if view.blocked else None
-
-    def sweepable(self, run: RunHandle, view: SpoolView, now_ns: int) -> list[str]:
-        """Hook payloads older than a turn is likely to need go; SessionStart ones stay (they
-        name the conversation) and so does anything a pending approval rests on."""
-        if view.pending is not None or view.unsettled_tool_ns:
-            return []
-        return [
-            name
-            for event in spool_events(run.spool_dir)
-            if event.get("hook_event_name") != "SessionStart"
-            and 0 < event_time_ns(name := str(event.get("_spool_name", ""))) < now_ns - SWEEP_AGE_NS
-        ]
 
     # --- input (the protocols are the kit's) -------------------------------------------------
 

@@ -98,7 +98,6 @@ HOOK_EXIT_S = 0.5
 HOOK_WRITER = b"hook_writer.py"
 MAX_CACHE = 256
 TAIL_BYTES = 1024 * 1024
-SWEEP_AGE_NS = 600 * 1_000_000_000
 PLAN_MAX_BYTES = 256 * 1024
 
 
@@ -341,16 +340,6 @@ class GeminiProvider(AuthFromModule, TuiAdapter[SpoolView]):
         if view.pending is not None:
             return Asking("for approval", "allow or deny it")
         return Asking("for approval") if view.blocked else None
-
-    def sweepable(self, run: RunHandle, view: SpoolView, now_ns: int) -> list[str]:
-        if view.pending is not None or view.unsettled_tool_ns:
-            return []
-        return [
-            name
-            for event in spool_events(run.spool_dir)
-            if event.get("hook_event_name") != "SessionStart"
-            and 0 < event_time_ns(name := str(event.get("_spool_name", ""))) < now_ns - SWEEP_AGE_NS
-        ]
 
     # --- input (the protocols are the kit's) -------------------------------------------------
 

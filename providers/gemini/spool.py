@@ -34,6 +34,7 @@ from typing import Any
 import orjson
 
 from providers.gemini.dialogs import ASK_TOOL, PLAN_TOOL, approval_dialog, plan_dialog, question_dialog
+from providers.hookspool import spool_time_ns
 from providers.schema import Dialog, DialogKind
 
 CLOSING_EVENTS = frozenset({"BeforeAgent", "AfterAgent", "SessionStart", "SessionEnd"})
@@ -45,9 +46,7 @@ APPROVAL_TYPES = frozenset({"exec", "edit", "mcp", "info", "sandbox_expansion"})
 MARKER_MAX_BYTES = 64 * 1024
 
 
-def event_time_ns(name: str) -> int:
-    head = name.split("-", 1)[0]
-    return int(head) if head.isdigit() else 0
+event_time_ns = spool_time_ns  # a spool entry's time, from its name
 
 
 def dialog_time_ns(dialog_id: str) -> int:
