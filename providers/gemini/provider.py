@@ -339,6 +339,11 @@ class GeminiProvider(AuthFromModule, TuiAdapter[SpoolView]):
             return Asking("for approval of a plan", "approve or reject it")
         if view.pending is not None:
             return Asking("for approval", "allow or deny it")
+        # §7: a question or plan lab has no dialog for is the terminal's to answer.
+        if view.in_dialog_tool == ASK_TOOL:
+            return Asking("a question")
+        if view.in_dialog_tool == PLAN_TOOL:
+            return Asking("for approval of a plan")
         return Asking("for approval") if view.blocked else None
 
     # --- input (the protocols are the kit's) -------------------------------------------------

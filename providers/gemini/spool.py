@@ -111,6 +111,7 @@ class SpoolView:
     unsettled_tool_ns: int = 0
     # A question or plan tool (its dialog id) the terminal shows: "Request cancelled." closes it.
     in_dialog: str = ""
+    in_dialog_tool: str = ""  # its tool (ask_user, exit_plan_mode)
 
     @property
     def dialog(self) -> Dialog | None:
@@ -127,6 +128,7 @@ def fold(
     pending: Pending | None = None
     blocked = False
     in_dialog = ""  # the question or plan tool the terminal shows now
+    in_dialog_tool = ""
     for event in events:
         kind = event.get("hook_event_name")
         at = event_time_ns(str(event.get("_spool_name", "")))
@@ -148,7 +150,7 @@ def fold(
                     pending = Pending(question, 0, at)
                 else:
                     # §7: a plan, or a question lab has no recipe for: the terminal's.
-                    in_dialog = f"tool-{at}"
+                    in_dialog, in_dialog_tool = f"tool-{at}", str(event.get("tool_name"))
         elif kind == "AfterTool":
             name = event.get("tool_name")
             done = next((i for i, t in tools.items() if t.get("tool_name") == name), None)
@@ -198,4 +200,5 @@ def fold(
         blocked=(blocked or bool(in_dialog)) and pending is None,
         unsettled_tool_ns=max(unsettled, default=0),
         in_dialog=in_dialog,
+        in_dialog_tool=in_dialog_tool if in_dialog else "",
     )

@@ -24,6 +24,7 @@ from providers.gemini.recipes import plan_recipe, question_recipe
 from providers.gemini.spool import fold
 from providers.gemini.transcript import read_transcript
 from providers.schema import Answer, Cursor, DialogKind, MessageKind
+from providers.tui import Asking
 
 
 def q(text: str, kind: str = "choice", options: tuple[str, ...] = ("Red", "Green", "Blue"), **kw: object):
@@ -249,3 +250,18 @@ def test_the_plan_file_is_read_only_inside_the_sessions_plans_folder(settings, t
     assert read(event(str(project / "secret.md"))) == ""
     assert read(event("feature.md", session_id="../sid-1")) == ""
     assert read(event("feature.md", path=str(tmp_path / "elsewhere" / "chats" / "session-x.jsonl"))) == ""
+
+
+def test_a_refusal_names_what_the_terminal_asks(tmp_path: Path) -> None:
+    from providers.gemini.provider import GeminiProvider
+    from providers.schema import RunHandle
+
+    run = RunHandle(run_id=1, worktree=str(tmp_path), tmux_socket="s", tmux_session="t")
+    provider = GeminiProvider()
+    odd = ev(1, "BeforeTool", tool_name="ask_user", tool_input={"questions": [q("A?", "slider")]})
+    assert provider.asking(run, fold([odd, NOTE])) == Asking("a question")
+    plan_ = ev(1, "BeforeTool", tool_name="exit_plan_mode", tool_input={"plan_filename": "p.md"})
+    assert provider.asking(run, fold([plan_])) == Asking("for approval of a plan")
+    assert provider.asking(
+        run, fold([ev(1, "BeforeTool", tool_name="ask_user", tool_input=ASK_INPUT)])
+    ) == Asking("a question", "answer or decline it")
