@@ -472,8 +472,9 @@ class GeminiProvider(AuthFromModule, TuiAdapter[SpoolView]):
             if pending.shown_ns:
                 break
             if time.monotonic() >= deadline:
+                what = "plan" if dialog.kind == DialogKind.PLAN else "question"
                 raise ReplyNotDelivered(
-                    f"{self.display_name()} has not shown the question yet, so lab sent nothing. "
+                    f"{self.display_name()} has not shown the {what} yet, so lab sent nothing. "
                     "Try again, or check the terminal with the attach command."
                 )
             time.sleep(POLL_S)

@@ -265,3 +265,24 @@ def test_a_refusal_names_what_the_terminal_asks(tmp_path: Path) -> None:
     assert provider.asking(
         run, fold([ev(1, "BeforeTool", tool_name="ask_user", tool_input=ASK_INPUT)])
     ) == Asking("a question", "answer or decline it")
+
+
+def test_an_answer_waits_for_the_question_to_be_drawn_and_sends_nothing_if_it_never_is(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from providers.errors import ReplyNotDelivered
+    from providers.gemini import provider as gemini_provider
+    from providers.schema import RunHandle
+    from providers.tui import AnswerPlan
+
+    spool = tmp_path / "spool"
+    spool.mkdir()
+    payload = {"hook_event_name": "BeforeTool", "tool_name": "ask_user", "tool_input": ASK_INPUT}
+    (spool / f"{1:020d}-1.json").write_bytes(orjson.dumps(payload))
+    run = RunHandle(run_id=1, worktree=str(tmp_path), tmux_socket="s", tmux_session="t", spool_dir=str(spool))
+    provider = gemini_provider.GeminiProvider()
+    pending = provider.pending_dialog(run)
+    assert pending is not None and pending.kind == DialogKind.QUESTION
+    monkeypatch.setattr(gemini_provider, "SHOWN_TIMEOUT_S", 0.2)
+    with pytest.raises(ReplyNotDelivered, match="has not shown the question yet, so lab sent nothing"):
+        provider.await_shown(run, None, pending, AnswerPlan(keys=None))  # type: ignore[arg-type]
