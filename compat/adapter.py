@@ -3,12 +3,13 @@ shared by every provider's live tests and the conformance suite (compat/conforma
 
 from __future__ import annotations
 
+import os
 import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import ClassVar, Self
+from typing import Any, ClassVar, Self
 
 from providers.base import AgentProvider
 from providers.schema import Cursor, Message, MessageKind, RunHandle, RunState, TranscriptRead
@@ -100,3 +101,51 @@ def spawn_adapter_run(
         trusted=trusted,
     )
     return spawned(provider, handle, options)
+
+
+class AdapterRig:
+    """What a provider's live-test rig shares (compat/<package>/adapter_harness.py): runs spawned
+    through the production adapter on private tmux sockets, each in its own spool under
+    `tmp_path`, every socket killed at `close()`, and the scripted model stopped. A subclass sets
+    up `model`, `worktree` and lab's settings, and names its provider, socket prefix and session."""
+
+    socket_prefix: ClassVar[str]
+    session_name: ClassVar[str]
+    reading: ClassVar[type[AdapterRun]] = AdapterRun
+    tmp_path: Path
+    worktree: Path
+    model: Any
+
+    def __init__(self) -> None:
+        self.sockets: list[str] = []
+
+    def provider(self) -> Any:
+        raise NotImplementedError
+
+    def handle(self, n: int = 1, *, trusted: bool = False) -> RunHandle:
+        socket = f"{self.socket_prefix}-{uuid.uuid4().hex[:10]}"
+        self.sockets.append(socket)
+        run_dir = self.tmp_path / f"run{n}"
+        run_dir.mkdir(exist_ok=True, mode=0o700)
+        return RunHandle(
+            run_id=n,
+            worktree=str(self.worktree),
+            tmux_socket=socket,
+            tmux_session=self.session_name,
+            spool_dir=str(run_dir / "spool"),
+            trusted=trusted,
+        )
+
+    def start(self, provider: Any = None, options: dict[str, str] | None = None, n: int = 1) -> Any:
+        """A run started as run_start starts it: the declared spawn options' defaults, then
+        `options`."""
+        provider = provider or self.provider()
+        defaults = {o.name: o.default for o in provider.spawn_options()}
+        return spawned(provider, self.handle(n), {**defaults, **(options or {})}, self.reading)
+
+    def close(self) -> None:
+        for socket in self.sockets:
+            Tmux(socket).kill_server()
+            # tmux leaves its socket file behind
+            Path(os.environ.get("TMUX_TMPDIR", "/tmp"), f"tmux-{os.getuid()}", socket).unlink(missing_ok=True)
+        self.model.stop()

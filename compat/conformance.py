@@ -18,7 +18,7 @@ import importlib
 import os
 import uuid
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import pytest
 from django.utils.module_loading import import_string
@@ -117,6 +117,61 @@ class Driver(abc.ABC):
     @abc.abstractmethod
     def transcripts(cls, tmp_path: Path) -> list[Path]:
         """Transcripts that exercise the reader: captured fixtures, or generated ones."""
+
+
+class RigDriver(Driver):
+    """A driver over a provider's live-test rig (compat.adapter.AdapterRig, built lazily on the
+    first live use, with lab's settings pointed at its private home and scripted model, closed
+    at stop()) and its scripted model's `text`, `slow_text` and `when`. Declarations: `rig_path`
+    and `scripted_path` (dotted, imported when used: the suite loads every driver), and
+    `transcript_globs` ((folder, pattern) pairs: the captured and synthesized transcripts)."""
+
+    rig_path: ClassVar[str]
+    scripted_path: ClassVar[str]
+    transcript_globs: ClassVar[tuple[tuple[Path, str], ...]] = ()
+    slow_token: ClassVar[str] = "LAB-CONFORMANCE-SLOW"
+    _rig: Any = None
+
+    def rig(self) -> Any:
+        if self._rig is None:
+            settings = self.request.getfixturevalue("settings")
+            self._rig = import_string(self.rig_path)(self.tmp_path / self.provider_id, settings)
+        return self._rig
+
+    def configure(self, *, live: bool) -> None:
+        settings = self.request.getfixturevalue("settings")
+        if live:
+            self.rig()  # points LAB_AGENT_HOME/ENV/BIN_DIR at the private home and the model
+        else:
+            # Declaration tests: an empty private home, never the operator's own.
+            (self.tmp_path / "home").mkdir(exist_ok=True)
+            settings.LAB_AGENT_HOME = str(self.tmp_path / "home")
+            settings.LAB_AGENT_ENV = {}
+
+    def worktree(self, *, live: bool = False) -> Path:
+        if live:
+            return Path(self.rig().worktree)
+        return Path(super().worktree())
+
+    def script_answer(self, run: LiveRun, answer: str) -> None:
+        scripted = importlib.import_module(self.scripted_path)
+        self.rig().model.script.add(scripted.text(answer))
+
+    def begin_slow_turn(self, run: LiveRun, *, seconds: float = 20.0) -> None:
+        scripted = importlib.import_module(self.scripted_path)
+        model = self.rig().model
+        model.script.add(scripted.when(self.slow_token, scripted.slow_text(max(4, int(seconds / 0.5)), 0.5)))
+        run.provider.reply(run.handle, f"{self.slow_token} stream please")
+        model.wait_streaming(min_deltas=2, timeout=20)
+
+    @classmethod
+    def transcripts(cls, tmp_path: Path) -> list[Path]:
+        return [p for folder, pattern in cls.transcript_globs for p in sorted(folder.glob(pattern))]
+
+    def stop(self) -> None:
+        super().stop()
+        if self._rig is not None:
+            self._rig.close()
 
 
 class FakeDriver(Driver):

@@ -32,6 +32,25 @@ _reported: dict[str, None] = {}
 _reported_guard = threading.Lock()
 
 
+def spool_time_ns(name: str) -> int:
+    """When a spool entry was written, from its name (`<time_ns>-…`); 0 when it has none."""
+    head = name.split("-", 1)[0]
+    return int(head) if head.isdigit() else 0
+
+
+def stale_payloads(
+    spool_dir: str, before_ns: int, keep: frozenset[str] = frozenset({"SessionStart"})
+) -> list[str]:
+    """The payloads written before `before_ns` whose event is not in `keep` (SessionStart names
+    the conversation: it stays)."""
+    return [
+        name
+        for event in spool_events(spool_dir)
+        if event.get("hook_event_name") not in keep
+        and 0 < spool_time_ns(name := str(event.get("_spool_name", ""))) < before_ns
+    ]
+
+
 def spool_events(spool_dir: str) -> list[dict[str, Any]]:
     """Every complete hook payload, oldest first (names sort by write time).
 

@@ -199,6 +199,25 @@ class CommandSpec:
     aliases: tuple[str, ...] = ()
 
 
+def builtin_commands(
+    rows: Sequence[tuple[str, str, str]], *, clear: str, aliases: Mapping[str, tuple[str, ...]]
+) -> list[CommandSpec]:
+    """A CLI's pinned builtins as catalog rows: `rows` are (name, description, why it is not
+    chat-safe or ""); `clear` names the CLEAR row; `aliases` the other names of a command."""
+    return [
+        CommandSpec(
+            name=name,
+            description=description,
+            source="builtin",
+            chat_safe=not reason,
+            reason=reason,
+            role=CommandRole.CLEAR if name == clear else None,
+            aliases=aliases.get(name, ()),
+        )
+        for name, description, reason in rows
+    ]
+
+
 class AuthFlowKind(enum.StrEnum):
     OAUTH_CODE = "oauth-code"
     OAUTH_REDIRECT = "oauth-redirect"

@@ -41,7 +41,7 @@ from providers.errors import (
     SessionGone,
     StaleDialog,
 )
-from providers.hookspool import SpoolSignature, spool_events, spool_signature
+from providers.hookspool import SpoolSignature, spool_events, spool_signature, stale_payloads
 from providers.outbox import (
     REPLY_TURN_WAIT_S,
     Outbox,
@@ -56,8 +56,10 @@ from providers.sanitize import sanitize_text
 from providers.schema import (
     Answer,
     Attachment,
+    AuthStatus,
     Cursor,
     Dialog,
+    LoginStart,
     RunHandle,
     RunState,
     TranscriptRead,
@@ -276,6 +278,8 @@ class TuiAdapter[V: SpoolView](AgentProvider):
     interrupt_key_name: ClassVar[str] = "Esc"
     # How long the CLI takes to attach a pasted image path (PastesAttachments).
     image_settle_s: ClassVar[float] = 1.0
+    # Hook payloads older than this are swept (longer than a turn is likely to need them).
+    sweep_age_s: ClassVar[float] = 600.0
 
     def __init__(self) -> None:
         # One instance per process (providers.registry): this state outlives a request. The
@@ -334,9 +338,12 @@ class TuiAdapter[V: SpoolView](AgentProvider):
     def enter_delay(self, text: str) -> float:
         """The pause between a paste and its Enter."""
 
-    @abc.abstractmethod
     def sweepable(self, run: RunHandle, view: V, now_ns: int) -> Iterable[str]:
-        """Spool entries no longer needed."""
+        """Spool entries no longer needed: payloads older than sweep_age_s but SessionStart
+        ones, and none while a dialog is pending or a tool may still ask (what it rests on)."""
+        if view.dialog is not None or view.unsettled_tool_ns:
+            return []
+        return stale_payloads(run.spool_dir, now_ns - int(self.sweep_age_s * 1e9))
 
     def encode_intent(self, intent: Any) -> Any:
         """An intent as JSON (it is stored where every worker reads it)."""
@@ -672,6 +679,38 @@ class TuiAdapter[V: SpoolView](AgentProvider):
                 f"An interrupt reached {self.display_name()} after this prompt appeared, and its "
                 f"{self.interrupt_key_name} dismissed the prompt. Nothing was sent."
             )
+
+
+class AuthVerbs(Protocol):
+    """An adapter's auth module: the four verbs, each given the provider."""
+
+    def auth_status(self, provider: Any, /) -> AuthStatus: ...
+
+    def login_start(self, provider: Any, /) -> LoginStart: ...
+
+    def login_with_api_key(self, provider: Any, key: str, /) -> AuthStatus: ...
+
+    def logout(self, provider: Any, /) -> AuthStatus: ...
+
+
+class AuthFromModule:
+    """The auth verbs of an adapter whose login is its auth module's functions (an API key the
+    code pastes in): the adapter declares `auth` (the module) and lists this before its kit
+    base."""
+
+    auth: ClassVar[AuthVerbs]
+
+    def auth_status(self) -> AuthStatus:
+        return self.auth.auth_status(self)
+
+    def login_start(self) -> LoginStart:
+        return self.auth.login_start(self)
+
+    def login_code(self, code: str) -> AuthStatus:
+        return self.auth.login_with_api_key(self, code)
+
+    def logout(self) -> AuthStatus:
+        return self.auth.logout(self)
 
 
 class PastesAttachments[V: SpoolView](TuiAdapter[V]):

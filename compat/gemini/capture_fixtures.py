@@ -21,7 +21,7 @@ from typing import Any
 import orjson
 
 from compat.gemini.home import fixtures_dir, installed_version
-from compat.gemini.scripted_model import shell, slow_text, text, when
+from compat.gemini.scripted_model import ask_user, question, shell, slow_text, text, when
 from providers.schema import Answer, MessageKind, RunState
 
 CONTEXT = re.compile(r"<session_context>.*?</session_context>", re.S)
@@ -87,6 +87,24 @@ def approval__esc(rig: Any, run: Any) -> None:
     time.sleep(1.0)  # the snapshot after the cancel
 
 
+def question__form_answered(rig: Any, run: Any) -> None:
+    asked = [
+        question("Which color?", "Color", ("Red", "Green")),
+        question("Which fruits?", "Fruit", ("Apple", "Pear", "Plum"), multi=True),
+        question("Your name?", "Name", kind="text"),
+    ]
+    rig.model.script.add(when("CAP-ASK", ask_user(questions=asked), text("Form received.")))
+    run.provider.reply(run.handle, "CAP-ASK ask me")
+    deadline = time.monotonic() + 30
+    while (dialog := run.provider.pending_dialog(run.handle)) is None:
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"no question dialog; pane:\n{run.pane()}")
+        time.sleep(0.1)
+    answers = [Answer(choices=(1,)), Answer(choices=(0, 2), text="Kiwi"), Answer(text="Ada")]
+    run.provider.answer_dialog(run.handle, dialog, answers)
+    _wait(run, lambda r: r.answered("Form received."), "the turn")
+
+
 def interrupt__esc_streaming(rig: Any, run: Any) -> None:
     rig.model.script.add(when("CAP-SLOW", slow_text(40, 0.5)))
     run.provider.reply(run.handle, "CAP-SLOW stream please")
@@ -112,6 +130,7 @@ SCENARIOS: dict[str, Callable[[Any, Any], None]] = {
         tool__shell_read_only,
         approval__allowed,
         approval__esc,
+        question__form_answered,
         interrupt__esc_streaming,
         clear__two_sessions,
     )

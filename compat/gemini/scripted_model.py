@@ -21,6 +21,7 @@ CLI: ``python -m compat.gemini.scripted_model --port 8789 --script demo``.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -42,10 +43,12 @@ __all__ = [
     "function_call",
     "function_responses",
     "last_human_text",
+    "question",
     "shell",
     "slow_text",
     "text",
     "when",
+    "write_plan",
 ]
 
 # Text the CLI itself puts in a user turn (never what the operator typed).
@@ -84,19 +87,53 @@ def shell(command: str, description: str = "Run a command the script asked for")
     return function_call("run_shell_command", {"command": command, "description": description})
 
 
-def ask_user(
+def question(
     question: str = "Which color do you prefer?",
     header: str = "Color",
     options: tuple[str, ...] = ("Red", "Green", "Blue"),
+    *,
+    kind: str = "choice",
+    multi: bool = False,
+) -> dict[str, Any]:
+    """One question of the ask_user tool: a choice (options, multi-select), "text" or "yesno"."""
+    q: dict[str, Any] = {"question": question, "header": header, "type": kind}
+    if kind == "choice":
+        q["options"] = [{"label": o, "description": f"The {o.lower()} option"} for o in options]
+        if multi:
+            q["multiSelect"] = True
+    return q
+
+
+def ask_user(
+    question_text: str = "Which color do you prefer?",
+    header: str = "Color",
+    options: tuple[str, ...] = ("Red", "Green", "Blue"),
+    *,
+    questions: list[dict[str, Any]] | None = None,
 ) -> Turn:
-    """The question tool: one choice question with labelled options."""
-    opts = [{"label": o, "description": f"The {o.lower()} option"} for o in options]
-    args = {"questions": [{"question": question, "header": header, "type": "choice", "options": opts}]}
-    return function_call("ask_user", args)
+    """The question tool: one choice question with labelled options, or `questions`."""
+    asked = questions if questions is not None else [question(question_text, header, options)]
+    return function_call("ask_user", {"questions": asked})
 
 
 def exit_plan_mode(plan_filename: str) -> Turn:
     return function_call("exit_plan_mode", {"plan_filename": plan_filename})
+
+
+# In plan mode the CLI tells the model where plans go: "... in the plans directory: <dir>/".
+PLANS_DIR = re.compile(r"plans directory: (/[^\s`'\"]+?/plans)/")
+
+
+def write_plan(plan_filename: str, content: str) -> Turn:
+    """Plan mode's write_file of a plan into the session's plans folder, read from the request
+    (the folder is named by the session's id, which the script cannot know in advance)."""
+
+    def build(body: dict[str, Any]) -> Turn:
+        found = PLANS_DIR.search(json.dumps(body))
+        folder = found.group(1) if found else "/no-plans-directory-in-the-request"
+        return function_call("write_file", {"file_path": f"{folder}/{plan_filename}", "content": content})
+
+    return dynamic(build, label=f"write_plan:{plan_filename}")
 
 
 def slow_text(words: int = 12, delay_s: float = 1.0) -> Turn:

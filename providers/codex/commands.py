@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from providers.schema import CommandRole, CommandSpec
+from providers.schema import CommandSpec, builtin_commands
 
 CLEAR = "clear"
 
@@ -88,15 +88,4 @@ def command_catalog(worktree: Path) -> list[CommandSpec]:
     """The builtins. Codex 0.171.0 offers no project command files in its `/` menu (skills are
     listed to the model, not as commands: §8), so the worktree adds nothing."""
     del worktree
-    return [
-        CommandSpec(
-            name=name,
-            description=description,
-            source="builtin",
-            chat_safe=not reason,
-            reason=reason,
-            role=CommandRole.CLEAR if name == CLEAR else None,
-            aliases=ALIASES.get(name, ()),
-        )
-        for name, description, reason in BUILTINS
-    ]
+    return builtin_commands(BUILTINS, clear=CLEAR, aliases=ALIASES)

@@ -12,7 +12,7 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from django.conf import settings
 
@@ -28,7 +28,7 @@ from providers.codex.seed import (
     shell_policy_drops,
     trust_project,
 )
-from providers.codex.spool import SpoolView, current_identity, event_time_ns, fold, write_clear_marker
+from providers.codex.spool import SpoolView, current_identity, fold, write_clear_marker
 from providers.errors import (
     DialogNotAnswerable,
     ReplyNotDelivered,
@@ -46,11 +46,9 @@ from providers.schema import (
     Answer,
     AuthFlow,
     AuthFlowKind,
-    AuthStatus,
     CommandSpec,
     Cursor,
     Dialog,
-    LoginStart,
     MessageKind,
     ProjectServers,
     RepositorySetting,
@@ -65,7 +63,16 @@ from providers.schema import (
     WorkspaceChoices,
 )
 from providers.tmux import Tmux
-from providers.tui import POLL_S, AnswerMark, AnswerPlan, Asking, NewLines, PastesAttachments
+from providers.tui import (
+    POLL_S,
+    AnswerMark,
+    AnswerPlan,
+    Asking,
+    AuthFromModule,
+    AuthVerbs,
+    NewLines,
+    PastesAttachments,
+)
 
 READ_BUDGET = 4 * 1024 * 1024
 # §4 (readiness): the composer takes a paste once it is drawn (alternate screen on, cursor
@@ -83,15 +90,15 @@ MAX_CACHE = 256
 MAX_RESOLVED = 1000
 TAIL_BYTES = 1024 * 1024
 USAGE_TAIL_BYTES = 256 * 1024  # a token_count follows every request: the last one is near the end
-SWEEP_AGE_NS = 600 * 1_000_000_000  # older than a turn is likely to need
 
 
 SESSION_META_BYTES = 256 * 1024  # a rollout's first line (session_meta carries the instructions)
 SESSION_HEAD_BYTES = 512 * 1024  # where a session's first prompt is looked for
 
 
-class CodexProvider(PastesAttachments[SpoolView]):
+class CodexProvider(AuthFromModule, PastesAttachments[SpoolView]):
     id = "codex"
+    auth: ClassVar[AuthVerbs] = auth  # §10: an API key, or the CLI's own login
     binary_name = "codex"
     # §4 (reply pacing): Enter after the paste has landed; retried once on an unrecorded send.
     # §6: a PreToolUse may be followed by its PermissionRequest; a reply waits this long first.
@@ -392,18 +399,6 @@ class CodexProvider(PastesAttachments[SpoolView]):
             return Asking("for approval", "allow or deny it")
         return Asking("for approval") if view.blocked else None
 
-    def sweepable(self, run: RunHandle, view: SpoolView, now_ns: int) -> list[str]:
-        """Hook payloads older than a turn is likely to need go; SessionStart ones stay (they
-        name the conversation) and so does anything a pending approval rests on."""
-        if view.pending is not None or view.unsettled_tool_ns:
-            return []
-        return [
-            name
-            for event in spool_events(run.spool_dir)
-            if event.get("hook_event_name") != "SessionStart"
-            and 0 < event_time_ns(name := str(event.get("_spool_name", ""))) < now_ns - SWEEP_AGE_NS
-        ]
-
     # --- input (the protocols are the kit's) -------------------------------------------------
 
     def enter_delay(self, text: str) -> float:
@@ -576,20 +571,6 @@ class CodexProvider(PastesAttachments[SpoolView]):
             if time.monotonic() >= deadline:
                 return False
             time.sleep(POLL_S)
-
-    # --- auth (auth.py) ----------------------------------------------------------------------
-
-    def auth_status(self) -> AuthStatus:
-        return auth.auth_status(self)
-
-    def login_start(self) -> LoginStart:
-        return auth.login_start(self)
-
-    def login_code(self, code: str) -> AuthStatus:
-        return auth.login_with_api_key(self, code)
-
-    def logout(self) -> AuthStatus:
-        return auth.logout(self)
 
 
 def _closed_in(tail: bytes, needle: bytes) -> bool:

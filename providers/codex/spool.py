@@ -26,15 +26,14 @@ from typing import Any
 import orjson
 
 from providers.codex.dialogs import approval_dialog
+from providers.hookspool import spool_time_ns
 from providers.schema import Dialog
 
 CLEAR_SUFFIX = "-clear.jsonl"
 CLOSING_EVENTS = frozenset({"Stop", "SessionStart", "UserPromptSubmit"})
 
 
-def event_time_ns(name: str) -> int:
-    head = name.split("-", 1)[0]
-    return int(head) if head.isdigit() else 0
+event_time_ns = spool_time_ns  # a spool entry's time, from its name
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from providers.schema import CommandRole, CommandSpec
+from providers.schema import CommandSpec, builtin_commands
 
 CLEAR = "clear"
 
@@ -79,15 +79,4 @@ ALIASES: dict[str, tuple[str, ...]] = {
 def command_catalog(worktree: Path) -> list[CommandSpec]:
     """The pinned builtins. Custom commands (`.gemini/commands/*.toml`) are not listed: what
     they send is a prompt lab has not verified a receipt for."""
-    return [
-        CommandSpec(
-            name=name,
-            description=description,
-            source="builtin",
-            chat_safe=not reason,
-            reason=reason,
-            role=CommandRole.CLEAR if name == CLEAR else None,
-            aliases=ALIASES.get(name, ()),
-        )
-        for name, description, reason in BUILTINS
-    ]
+    return builtin_commands(BUILTINS, clear=CLEAR, aliases=ALIASES)

@@ -13,7 +13,7 @@ import time
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from django.conf import settings
 
@@ -28,7 +28,16 @@ from providers.errors import (
 )
 from providers.gemini import auth, transcript, trust
 from providers.gemini.commands import ALIASES, CLEAR, command_catalog
-from providers.gemini.dialogs import DENY, Choice, choice_for
+from providers.gemini.dialogs import (
+    ASK_TOOL,
+    DENY,
+    PLAN_TOOL,
+    Choice,
+    QuestionIntent,
+    choice_for,
+    result_mismatch,
+)
+from providers.gemini.recipes import OpKind, Recipe, intent_for, plan_recipe, question_recipe
 from providers.gemini.seed import SEED_META, ConfigRefused, folder_trusted, install_settings, trust_folder
 from providers.gemini.spool import (
     CLEAR_SUFFIX,
@@ -44,16 +53,15 @@ from providers.gemini.spool import (
 )
 from providers.hook_writer import SPOOL_ENV
 from providers.hookspool import spool_events
-from providers.safefile import read_tail, write_private
+from providers.safefile import read_regular, read_tail, write_private
 from providers.schema import (
     Answer,
     AuthFlow,
     AuthFlowKind,
-    AuthStatus,
     CommandSpec,
     Cursor,
     Dialog,
-    LoginStart,
+    DialogKind,
     RepositorySetting,
     RunHandle,
     RunState,
@@ -64,7 +72,16 @@ from providers.schema import (
     WorkspaceChoices,
 )
 from providers.tmux import Tmux
-from providers.tui import POLL_S, AnswerMark, AnswerPlan, Asking, NewLines, TuiAdapter
+from providers.tui import (
+    POLL_S,
+    AnswerMark,
+    AnswerPlan,
+    Asking,
+    AuthFromModule,
+    AuthVerbs,
+    NewLines,
+    TuiAdapter,
+)
 
 READ_BUDGET = 4 * 1024 * 1024
 # §4 (readiness): the composer reads keys once the CLI has put its terminal in raw mode, after
@@ -72,6 +89,8 @@ READ_BUDGET = 4 * 1024 * 1024
 READY_TIMEOUT_S = 30.0
 # §7: Notification{ToolPermission} runs before the confirmation is drawn; keys go after this.
 APPROVAL_SETTLE_S = 0.6
+# §7: a question's Notification comes right after its BeforeTool; an answer waits this long for it.
+SHOWN_TIMEOUT_S = 10.0
 VERIFY_TIMEOUT_S = 15.0
 CLEAR_TIMEOUT_S = 10.0
 # §5: how long after its spool entry lands the AfterAgent hook's process has exited.
@@ -79,11 +98,12 @@ HOOK_EXIT_S = 0.5
 HOOK_WRITER = b"hook_writer.py"
 MAX_CACHE = 256
 TAIL_BYTES = 1024 * 1024
-SWEEP_AGE_NS = 600 * 1_000_000_000
+PLAN_MAX_BYTES = 256 * 1024
 
 
-class GeminiProvider(TuiAdapter[SpoolView]):
+class GeminiProvider(AuthFromModule, TuiAdapter[SpoolView]):
     id = "gemini"
+    auth: ClassVar[AuthVerbs] = auth  # §10: the API key in the agent's environment
     binary_name = "gemini"
     # §4: one process (no re-exec of a child node that tmux's kill-session would leave behind).
     env_defaults = {"GEMINI_CLI_NO_RELAUNCH": "true"}
@@ -122,6 +142,8 @@ class GeminiProvider(TuiAdapter[SpoolView]):
                 choices=(
                     ("default", "Ask before every edit and command"),
                     ("auto_edit", "Edit files without asking; ask before commands"),
+                    # §7: read-only until the operator approves a plan on the page.
+                    ("plan", "Plan first: read only until you approve a plan"),
                 ),
                 default="default",
                 help_text="When Gemini CLI stops to ask before using a tool.",
@@ -272,7 +294,27 @@ class GeminiProvider(TuiAdapter[SpoolView]):
     # --- live signals (§6, spool.py) --------------------------------------------------------
 
     def fold_spool(self, run: RunHandle, events: list[dict[str, Any]], answered: frozenset[str]) -> SpoolView:
-        return fold(events, answered)
+        return fold(events, answered, self._read_plan)
+
+    def _read_plan(self, event: dict[str, Any]) -> str:
+        """§7: the plan an exit_plan_mode call asks about: its `plan_filename` in the session's
+        plans folder (`<project temp>/<session id>/plans/`, the project temp folder being the
+        one above the hook's session file's `chats/`). "" when lab cannot read it safely."""
+        session, session_id = str(event.get("transcript_path", "")), str(event.get("session_id", ""))
+        raw = event.get("tool_input")
+        name = raw.get("plan_filename") if isinstance(raw, dict) else None
+        if not isinstance(name, str) or not self._valid_session(session):
+            return ""
+        if not session_id or not session_id.replace("-", "").isalnum():
+            return ""
+        plans = os.path.realpath(Path(session).parent.parent / session_id / "plans")
+        path = os.path.realpath(os.path.join(plans, name.strip()))
+        if not path.startswith(plans + os.sep):
+            return ""
+        try:
+            return read_regular(path, PLAN_MAX_BYTES).decode("utf-8", "replace")
+        except OSError:
+            return ""
 
     def open_ids(self, view: SpoolView) -> frozenset[str]:
         # A declined confirmation (or a cancelled question) gets no hook: only the session file
@@ -291,19 +333,18 @@ class GeminiProvider(TuiAdapter[SpoolView]):
         return frozenset(i for i in ids if 0 < dialog_time_ns(i) <= latest)
 
     def asking(self, run: RunHandle, view: SpoolView) -> Asking | None:
+        if view.pending is not None and view.pending.dialog.kind == DialogKind.QUESTION:
+            return Asking("a question", "answer or decline it")
+        if view.pending is not None and view.pending.dialog.kind == DialogKind.PLAN:
+            return Asking("for approval of a plan", "approve or reject it")
         if view.pending is not None:
             return Asking("for approval", "allow or deny it")
+        # §7: a question or plan lab has no dialog for is the terminal's to answer.
+        if view.in_dialog_tool == ASK_TOOL:
+            return Asking("a question")
+        if view.in_dialog_tool == PLAN_TOOL:
+            return Asking("for approval of a plan")
         return Asking("for approval") if view.blocked else None
-
-    def sweepable(self, run: RunHandle, view: SpoolView, now_ns: int) -> list[str]:
-        if view.pending is not None or view.unsettled_tool_ns:
-            return []
-        return [
-            name
-            for event in spool_events(run.spool_dir)
-            if event.get("hook_event_name") != "SessionStart"
-            and 0 < event_time_ns(name := str(event.get("_spool_name", ""))) < now_ns - SWEEP_AGE_NS
-        ]
 
     # --- input (the protocols are the kit's) -------------------------------------------------
 
@@ -396,15 +437,47 @@ class GeminiProvider(TuiAdapter[SpoolView]):
     # --- answers (§7, dialogs.py) ------------------------------------------------------------
 
     def plan_answer(self, dialog: Dialog, answers: Sequence[Answer]) -> AnswerPlan:
-        # The session file names calls by ids no hook carries: the verification below, not the
-        # reader's backstop, checks the outcome (no intent is recorded).
+        if dialog.kind == DialogKind.PLAN:
+            recipe = plan_recipe(dialog, answers)
+            if recipe is None:
+                # "Reject — keep planning": Esc cancels the turn; plan mode stays.
+                return AnswerPlan(keys=Choice(DENY, "Escape", False))
+            at_ns = int(dialog.tool_use_id.partition("tool-")[2] or 0)
+            return AnswerPlan(keys=recipe, intent=intent_for(dialog, recipe, at_ns))
+        if dialog.kind == DialogKind.QUESTION:
+            if not answers:
+                # Esc: the CLI cancels the question and the turn ("Request cancelled.").
+                return AnswerPlan(keys=Choice(DENY, "Escape", False))
+            # §7: the session file names the call by an id no hook carries: the intent holds
+            # the time its BeforeTool ran and the questions, which the reader pairs it by.
+            recipe = question_recipe(dialog, answers)
+            at_ns = int(dialog.tool_use_id.partition("tool-")[2] or 0)
+            return AnswerPlan(keys=recipe, intent=intent_for(dialog, recipe, at_ns))
+        # An approval: the verification below checks the outcome (no intent is recorded).
         return AnswerPlan(keys=choice_for(dialog, answers))
 
+    def encode_intent(self, intent: Any) -> Any:
+        return intent.to_json() if isinstance(intent, QuestionIntent) else intent
+
+    def decode_intent(self, data: Any) -> Any:
+        return QuestionIntent.from_json(data) if isinstance(data, dict) else data
+
     def await_shown(self, run: RunHandle, tmux: Tmux, dialog: Dialog, plan: AnswerPlan) -> None:
-        """§7: the confirmation is drawn just after its Notification hook; keys wait for it."""
-        pending = self.spool_view(run).pending
-        if pending is None or pending.dialog.tool_use_id != dialog.tool_use_id:
-            raise StaleDialog("This dialog is no longer waiting for an answer. Nothing was sent.")
+        """§7: a dialog is drawn just after its Notification hook; keys wait for it."""
+        deadline = time.monotonic() + SHOWN_TIMEOUT_S
+        while True:
+            pending = self.spool_view(run).pending
+            if pending is None or pending.dialog.tool_use_id != dialog.tool_use_id:
+                raise StaleDialog("This dialog is no longer waiting for an answer. Nothing was sent.")
+            if pending.shown_ns:
+                break
+            if time.monotonic() >= deadline:
+                what = "plan" if dialog.kind == DialogKind.PLAN else "question"
+                raise ReplyNotDelivered(
+                    f"{self.display_name()} has not shown the {what} yet, so lab sent nothing. "
+                    "Try again, or check the terminal with the attach command."
+                )
+            time.sleep(POLL_S)
         wait = APPROVAL_SETTLE_S - (time.time_ns() - pending.shown_ns) / 1e9
         if wait > 0:
             time.sleep(wait)
@@ -416,14 +489,34 @@ class GeminiProvider(TuiAdapter[SpoolView]):
         return now.seen_ns or now.shown_ns
 
     def play_answer(self, run: RunHandle, tmux: Tmux, dialog: Dialog, plan: AnswerPlan) -> None:
+        if isinstance(plan.keys, Recipe):
+            for op in plan.keys.ops:
+                if op.kind == OpKind.PASTE:
+                    tmux.paste(run.tmux_session, op.value)
+                else:
+                    tmux.send_keys(run.tmux_session, op.value)
+                time.sleep(op.pause_after)
+            return
         choice: Choice = plan.keys
         tmux.send_keys(run.tmux_session, choice.tmux_key)
 
     def verify_answer(
         self, run: RunHandle, tmux: Tmux, dialog: Dialog, plan: AnswerPlan, mark: AnswerMark
     ) -> None:
-        """An allowed call's AfterTool hook; a declined one's "Request cancelled."."""
+        """An allowed call's AfterTool hook; a declined one's "Request cancelled."; an answered
+        question's AfterTool, whose answers must be the ones sent."""
+        if isinstance(plan.keys, Recipe):
+            self._verify_question(run, plan.intent, mark)
+            return
         choice: Choice = plan.keys
+        if dialog.kind in (DialogKind.QUESTION, DialogKind.PLAN):
+            if not self._wait_answered(run, mark, allows=False):
+                what = "question" if dialog.kind == DialogKind.QUESTION else "plan's turn"
+                raise ReplyNotDelivered(
+                    f"Esc was sent but Gemini CLI has not recorded the {what} as cancelled. Check "
+                    "the terminal with the attach command before answering again."
+                )
+            return
         if not self._wait_answered(run, mark, allows=choice.allows):
             if choice.allows:
                 raise ReplyNotDelivered(
@@ -436,6 +529,38 @@ class GeminiProvider(TuiAdapter[SpoolView]):
             )
         if choice.key == DENY and choice.text:
             self.reply(run, choice.text)
+
+    def _verify_question(self, run: RunHandle, intent: QuestionIntent, mark: AnswerMark) -> None:
+        """§7: the ask_user (exit_plan_mode) call's AfterTool carries what the tool recorded
+        (`tool_response`'s llmContent); an answer that is not the one sent is no success."""
+        tool = PLAN_TOOL if intent.kind == "plan" else ASK_TOOL
+        deadline = time.monotonic() + VERIFY_TIMEOUT_S
+        new = NewLines(mark.path, mark.size)
+        while True:
+            for event in spool_events(run.spool_dir):
+                if (
+                    event.get("hook_event_name") == "AfterTool"
+                    and event.get("tool_name") == tool
+                    and str(event.get("_spool_name")) not in mark.spool_names
+                ):
+                    response = event.get("tool_response")
+                    output = response.get("llmContent") if isinstance(response, dict) else None
+                    problem = result_mismatch(intent, output)
+                    if problem:
+                        raise ReplyNotDelivered(problem)
+                    return
+            if any(transcript.CANCELLED.encode() in line for line in new.read()):
+                what = "plan" if intent.kind == "plan" else "question"
+                raise ReplyNotDelivered(
+                    f"Gemini CLI cancelled the {what} instead of recording lab's answer: the turn "
+                    "has ended. Send your answer as a message if it still matters."
+                )
+            if time.monotonic() >= deadline:
+                raise ReplyNotDelivered(
+                    "The answer was sent but Gemini CLI has not recorded it. Check the terminal with "
+                    "the attach command before answering again."
+                )
+            time.sleep(POLL_S)
 
     def _wait_answered(self, run: RunHandle, mark: AnswerMark, *, allows: bool) -> bool:
         deadline = time.monotonic() + VERIFY_TIMEOUT_S
@@ -451,20 +576,6 @@ class GeminiProvider(TuiAdapter[SpoolView]):
             if time.monotonic() >= deadline:
                 return False
             time.sleep(POLL_S)
-
-    # --- auth (auth.py) ----------------------------------------------------------------------
-
-    def auth_status(self) -> AuthStatus:
-        return auth.auth_status(self)
-
-    def login_start(self) -> LoginStart:
-        return auth.login_start(self)
-
-    def login_code(self, code: str) -> AuthStatus:
-        return auth.login_with_api_key(self, code)
-
-    def logout(self) -> AuthStatus:
-        return auth.logout(self)
 
 
 def guard_parameters(env: Mapping[str, str]) -> dict[str, str]:

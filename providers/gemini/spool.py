@@ -13,6 +13,11 @@ Facts (0.61.0, live):
 
 A dialog's id is `tool-<time_ns>`, the spool time of the BeforeTool it asks about.
 
+An `ask_user` call is a question dialog from its BeforeTool (`tool_input` holds the questions),
+drawn once its Notification ran; its AfterTool, or the session's "Request cancelled.", closes it.
+An `exit_plan_mode` call is a plan dialog the same way, its text the plan file the call names
+(read by the adapter: `read_plan`).
+
 Besides the hook payloads the spool holds lab's own clear markers, `<time_ns>-clear.jsonl`:
 the command the operator sent, and the new session it started. A session file starts with no
 message, so the marker is the new conversation's identity (its first line, the command) until
@@ -28,8 +33,9 @@ from typing import Any
 
 import orjson
 
-from providers.gemini.dialogs import approval_dialog
-from providers.schema import Dialog
+from providers.gemini.dialogs import ASK_TOOL, PLAN_TOOL, approval_dialog, plan_dialog, question_dialog
+from providers.hookspool import spool_time_ns
+from providers.schema import Dialog, DialogKind
 
 CLOSING_EVENTS = frozenset({"BeforeAgent", "AfterAgent", "SessionStart", "SessionEnd"})
 CLEAR_SUFFIX = "-clear.jsonl"
@@ -40,9 +46,7 @@ APPROVAL_TYPES = frozenset({"exec", "edit", "mcp", "info", "sandbox_expansion"})
 MARKER_MAX_BYTES = 64 * 1024
 
 
-def event_time_ns(name: str) -> int:
-    head = name.split("-", 1)[0]
-    return int(head) if head.isdigit() else 0
+event_time_ns = spool_time_ns  # a spool entry's time, from its name
 
 
 def dialog_time_ns(dialog_id: str) -> int:
@@ -95,7 +99,7 @@ def marker_session(data: bytes) -> str:
 @dataclass(frozen=True, slots=True)
 class Pending:
     dialog: Dialog
-    shown_ns: int  # when the Notification ran
+    shown_ns: int  # when the Notification ran (0: not yet: the dialog is not drawn)
     seen_ns: int  # when its call began (BeforeTool)
 
 
@@ -107,27 +111,46 @@ class SpoolView:
     unsettled_tool_ns: int = 0
     # A question or plan tool (its dialog id) the terminal shows: "Request cancelled." closes it.
     in_dialog: str = ""
+    in_dialog_tool: str = ""  # its tool (ask_user, exit_plan_mode)
 
     @property
     def dialog(self) -> Dialog | None:
         return self.pending.dialog if self.pending else None
 
 
-def fold(events: Iterable[dict[str, Any]], resolved: frozenset[str] = frozenset()) -> SpoolView:
+def fold(
+    events: Iterable[dict[str, Any]],
+    resolved: frozenset[str] = frozenset(),
+    read_plan: Callable[[dict[str, Any]], str] | None = None,
+) -> SpoolView:
     tools: dict[str, dict[str, Any]] = {}  # dialog id → BeforeTool, open ones, oldest first
     asked: set[str] = set()
     pending: Pending | None = None
     blocked = False
     in_dialog = ""  # the question or plan tool the terminal shows now
+    in_dialog_tool = ""
     for event in events:
         kind = event.get("hook_event_name")
         at = event_time_ns(str(event.get("_spool_name", "")))
         if kind == "BeforeTool":
             tools[f"tool-{at}"] = {**event, "_at": at}
             if event.get("tool_name") in DIALOG_TOOLS:
-                # §7: a question or plan dialog lab does not answer yet: the terminal's.
                 asked.add(f"tool-{at}")
-                in_dialog = f"tool-{at}"
+                raw_input = event.get("tool_input")
+                tool_input = raw_input if isinstance(raw_input, dict) else {}
+                question = None
+                if event.get("tool_name") == ASK_TOOL:
+                    question = question_dialog(f"tool-{at}", tool_input)
+                elif event.get("tool_name") == PLAN_TOOL and read_plan is not None:
+                    plan = read_plan(event)
+                    name = tool_input.get("plan_filename")
+                    if plan.strip() and isinstance(name, str):
+                        question = plan_dialog(f"tool-{at}", name, plan)
+                if question is not None:
+                    pending = Pending(question, 0, at)
+                else:
+                    # §7: a plan, or a question lab has no recipe for: the terminal's.
+                    in_dialog, in_dialog_tool = f"tool-{at}", str(event.get("tool_name"))
         elif kind == "AfterTool":
             name = event.get("tool_name")
             done = next((i for i, t in tools.items() if t.get("tool_name") == name), None)
@@ -141,7 +164,14 @@ def fold(events: Iterable[dict[str, Any]], resolved: frozenset[str] = frozenset(
             raw = event.get("details")
             details: dict[str, Any] = raw if isinstance(raw, dict) else {}
             if details.get("type") in DIALOG_TOOLS:
-                continue  # §7: its BeforeTool already holds the run
+                # §7: its BeforeTool already holds the run; a question or plan is drawn now.
+                if (
+                    pending is not None
+                    and pending.dialog.kind in (DialogKind.QUESTION, DialogKind.PLAN)
+                    and not pending.shown_ns
+                ):
+                    pending = Pending(pending.dialog, at, pending.seen_ns)
+                continue
             match = next((i for i in reversed(tools) if i not in asked), None)
             if match is None or details.get("type") not in APPROVAL_TYPES:
                 blocked = True  # a confirmation lab cannot pair, or has no rows for
@@ -170,4 +200,5 @@ def fold(events: Iterable[dict[str, Any]], resolved: frozenset[str] = frozenset(
         blocked=(blocked or bool(in_dialog)) and pending is None,
         unsettled_tool_ns=max(unsettled, default=0),
         in_dialog=in_dialog,
+        in_dialog_tool=in_dialog_tool if in_dialog else "",
     )

@@ -16,6 +16,11 @@ Facts (compat/gemini/COMPAT.md §2, §3):
     gemini records then hold API parts, not a string) before its `$set messages`: a replay,
     never shown twice.
   * `{"$rewindTo": id}` drops that message and everything after it from the CLI's history.
+  * An `ask_user` call's output is `{"answers": {"<question index>": "<answer>"}}`;
+    `exit_plan_mode`'s begins "Plan approved. Switching to …" or "Plan rejected. …". A call's id
+    is the CLI's own, which no hook carries: lab's intent for it (dialogs.QuestionIntent) is the
+    one recorded for the same questions (plan file) whose BeforeTool ran while the call did
+    (from its record's time to its result's), the newest if two did (§7).
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from typing import Any, Unpack
 
 import orjson
 
+from providers.gemini.dialogs import ASK_TOOL, PLAN_TOOL, QuestionIntent, question_dialog, result_mismatch
 from providers.jsonl import Limits, LineReader, read_in_passes
 from providers.outbox import normalize
 from providers.schema import Cursor, Message, MessageKind, RunState, TranscriptRead
@@ -43,6 +49,9 @@ CANCELLED = "Request cancelled."
 REPLAY_WINDOW_MS = 100
 # compat §2: a call's status once it is over.
 DONE_STATUSES = frozenset({"success", "error", "cancelled"})
+# compat §7: how long before its record's time an ask_user call's BeforeTool may run (the record
+# is written when the stream ends, the call was scheduled as its part arrived).
+PAIR_SLACK_MS = 1000
 # compat §2: the shell's result wraps what it printed.
 _UNTRUSTED = ("<untrusted_context>\n", "\n</untrusted_context>")
 
@@ -71,12 +80,12 @@ class _Reader(LineReader):
     replaying: bool
     replay_from_ms: int
     corrupt: int
-    intents: Mapping[str, str]
+    intents: Mapping[str, object]
     messages: list[Message] = field(default_factory=list)
     stats: dict[str, int] = field(default_factory=dict)
 
     @classmethod
-    def start(cls, st: GeminiState, seq: int, intents: Mapping[str, str]) -> _Reader:
+    def start(cls, st: GeminiState, seq: int, intents: Mapping[str, object]) -> _Reader:
         return cls(
             seq=seq,
             state=st.state,
@@ -211,15 +220,22 @@ class _Reader(LineReader):
             return status == "cancelled"
         self.shown.append(call_id)
         name = _str(call.get("name"))
+        args = call.get("args")
+        asked = question_dialog("", args) if name == ASK_TOOL and isinstance(args, dict) else None
         self.emit(
             MessageKind.TOOL_USE,
             "",
             tool_name=name,
-            tool_input=summarize_call(call.get("args")),
+            # compat §7: a question call as its questions, its result as the TUI drew it.
+            tool_input=_one_line(" · ".join(q.prompt for q in asked.all_questions))
+            if asked is not None
+            else summarize_call(args),
             timestamp=_str(call.get("timestamp")) or stamp,
             native_id=call_id,
         )
-        shown = result_text(call.get("result"))
+        output = shown = result_text(call.get("result"))
+        if asked is not None and status == "success" and _str(call.get("resultDisplay")):
+            shown = _str(call.get("resultDisplay"))
         if status == "cancelled":
             shown = "Cancelled before it ran (declined at its approval prompt, or interrupted)."
         self.emit(
@@ -230,8 +246,10 @@ class _Reader(LineReader):
             native_id=call_id,
             is_error=status != "success",
         )
+        if name in (ASK_TOOL, PLAN_TOOL):
+            self.question_backstop(call, status, output, stamp)
         intent = self.intents.get(call_id)
-        if intent is not None and (intent == "allow") != (status == "success"):
+        if isinstance(intent, str) and (intent == "allow") != (status == "success"):
             wanted = "approved" if intent == "allow" else "declined"
             self.emit(
                 MessageKind.LIFECYCLE,
@@ -241,6 +259,52 @@ class _Reader(LineReader):
                 is_error=True,
             )
         return status == "cancelled"
+
+    def question_backstop(self, call: dict[str, Any], status: str, output: str, stamp: str) -> None:
+        """The backstop (docs/architecture.md, "Dialog answering"): a warning when the call lab
+        answered recorded something else."""
+        intent = question_intent(self.intents, call, stamp)
+        if intent is None:
+            return
+        what = "plan" if intent.kind == "plan" else "question"
+        if status == "cancelled":
+            problem = f"Gemini CLI recorded the {what} as cancelled although lab answered it."
+        else:
+            problem = result_mismatch(intent, output)
+        if problem:
+            self.emit(
+                MessageKind.LIFECYCLE,
+                problem,
+                timestamp=_str(call.get("timestamp")) or stamp,
+                native_id=f"backstop-{_str(call.get('id'))}",
+                is_error=True,
+            )
+
+
+def question_intent(intents: Mapping[str, object], call: dict[str, Any], stamp: str) -> QuestionIntent | None:
+    """lab's intent for an ask_user (exit_plan_mode) call (module docstring): same questions
+    (plan file), its BeforeTool between the call's record and its result."""
+    args = call.get("args")
+    if not isinstance(args, dict):
+        return None
+    kind = "plan" if call.get("name") == PLAN_TOOL else "question"
+    if kind == "plan":
+        asked: tuple[str, ...] = (_str(args.get("plan_filename")),)
+    elif (dialog := question_dialog("", args)) is not None:
+        asked = tuple(q.prompt for q in dialog.all_questions)
+    else:
+        return None
+    start = _ms(stamp) - PAIR_SLACK_MS
+    end = _ms(_str(call.get("timestamp")) or stamp)
+    found = [
+        i
+        for i in intents.values()
+        if isinstance(i, QuestionIntent)
+        and i.kind == kind
+        and i.questions == asked
+        and start <= i.at_ns // 1_000_000 <= end
+    ]
+    return max(found, key=lambda i: i.at_ns, default=None)
 
 
 def user_text(content: object) -> str:
@@ -287,10 +351,11 @@ def summarize_call(args: object) -> str:
 
 
 def read_transcript(
-    path: str, cursor: Cursor, intents: Mapping[str, str] | None = None, **limits: Unpack[Limits]
+    path: str, cursor: Cursor, intents: Mapping[str, object] | None = None, **limits: Unpack[Limits]
 ) -> TranscriptRead:
     """Messages appended to `path` since `cursor`, and the state after them. `intents` (call id
-    → "allow" | "deny") arms the approval backstop. A corrupt line never raises."""
+    → "allow" | "deny"; dialog id → QuestionIntent) arms the backstop. A corrupt line never
+    raises."""
     armed = intents or {}
     passes = read_in_passes(
         path, cursor, GeminiState, lambda st, seq: _Reader.start(st, seq, armed), **limits

@@ -4,7 +4,6 @@ conversation. Reuses the browser suite's server and login helpers (tests/browser
 
 from __future__ import annotations
 
-import os
 import re
 import uuid
 from collections.abc import Iterator
@@ -12,21 +11,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import expect, sync_playwright
+from playwright.sync_api import expect
 
+from compat.browser import chromium_page, expect_state, provider_lab, send
 from compat.codex.home import launcher_dir, prepare_home
 from compat.codex.scripted_model import Script, ScriptedModel, exec_command, text, when
-from tests.browser.conftest import (
-    CHROMIUM,
-    CHROMIUM_ARGS,
-    LIVE_TIMEOUT_MS,
-    _daphne,
-    _free_port,
-    _git_repo,
-    _server_env,
-    log_in,
-    screenshot,
-)
+from tests.browser.conftest import LIVE_TIMEOUT_MS, _git_repo, screenshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.live]
 
@@ -38,38 +28,14 @@ def codex_lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, P
     home = root / "agent-home"
     with ScriptedModel(Script()) as model:
         agent_env = prepare_home(home, repo, model.url)
-        port = _free_port()
-        sock = f"labbrowsercodex-{os.getpid()}-{uuid.uuid4().hex[:6]}"
-        env = _server_env(root, port, f"http://127.0.0.1:{port}", sock, home, agent_env)
-        env["LAB_PROVIDERS_ENABLED"] = "codex"
-        env["LAB_AGENT_BIN_DIR"] = str(launcher_dir())
-        with _daphne(root, port, env, sock):
-            yield f"http://127.0.0.1:{port}", repo, model, root
+        with provider_lab(root, "codex", home, agent_env, launcher_dir()) as url:
+            yield url, repo, model, root
 
 
 @pytest.fixture(scope="module")
 def page(codex_lab: tuple[str, Path, ScriptedModel, Path]) -> Iterator[Any]:
-    url = codex_lab[0]
-    with sync_playwright() as pw:
-        chromium = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-        try:
-            ctx = chromium.new_context(base_url=url, viewport={"width": 1200, "height": 900})
-            ctx.set_default_timeout(LIVE_TIMEOUT_MS)
-            p = ctx.new_page()
-            log_in(p, url)
-            yield p
-        finally:
-            chromium.close()
-
-
-def send(page: Any, message: str) -> None:
-    box = page.locator("#composer textarea")
-    box.fill(message)
-    box.press("Enter")
-
-
-def expect_state(page: Any, state: str) -> None:
-    expect(page.locator("#panel")).to_have_attribute("data-state", state, timeout=LIVE_TIMEOUT_MS)
+    with chromium_page(codex_lab[0]) as p:
+        yield p
 
 
 def test_a_codex_run_from_prompt_to_approval_to_new_conversation(page: Any, codex_lab: Any) -> None:

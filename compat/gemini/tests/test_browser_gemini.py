@@ -1,10 +1,10 @@
 """A Gemini CLI run end to end in Chromium: lab served by daphne, the real Gemini CLI 0.61.0 TUI
-answering from the scripted Gemini API. Prompt → reply → approval answered on the page → New
-conversation. Reuses the browser suite's server and login helpers (tests/browser/conftest.py)."""
+answering from the scripted Gemini API. Prompt → reply → approval answered on the page → a
+question form answered on the page → New conversation. Reuses the browser suite's server and
+login helpers (tests/browser/conftest.py)."""
 
 from __future__ import annotations
 
-import os
 import re
 import uuid
 from collections.abc import Iterator
@@ -12,21 +12,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import expect, sync_playwright
+from playwright.sync_api import expect
 
+from compat.browser import chromium_page, expect_state, provider_lab, send
 from compat.gemini.home import launcher_dir, prepare_home
-from compat.gemini.scripted_model import Script, ScriptedModel, shell, text, when
-from tests.browser.conftest import (
-    CHROMIUM,
-    CHROMIUM_ARGS,
-    LIVE_TIMEOUT_MS,
-    _daphne,
-    _free_port,
-    _git_repo,
-    _server_env,
-    log_in,
-    screenshot,
-)
+from compat.gemini.scripted_model import Script, ScriptedModel, ask_user, question, shell, text, when
+from tests.browser.conftest import LIVE_TIMEOUT_MS, _git_repo, screenshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.live]
 
@@ -38,46 +29,29 @@ def gemini_lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, 
     home = root / "agent-home"
     with ScriptedModel(Script()) as model:
         agent_env = prepare_home(home, model.url)
-        port = _free_port()
-        sock = f"labbrowsergemini-{os.getpid()}-{uuid.uuid4().hex[:6]}"
-        env = _server_env(root, port, f"http://127.0.0.1:{port}", sock, home, agent_env)
-        env["LAB_PROVIDERS_ENABLED"] = "gemini"
-        env["LAB_AGENT_BIN_DIR"] = str(launcher_dir())
-        with _daphne(root, port, env, sock):
-            yield f"http://127.0.0.1:{port}", repo, model, root
+        with provider_lab(root, "gemini", home, agent_env, launcher_dir()) as url:
+            yield url, repo, model, root
 
 
 @pytest.fixture(scope="module")
 def page(gemini_lab: tuple[str, Path, ScriptedModel, Path]) -> Iterator[Any]:
-    url = gemini_lab[0]
-    with sync_playwright() as pw:
-        chromium = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-        try:
-            ctx = chromium.new_context(base_url=url, viewport={"width": 1200, "height": 900})
-            ctx.set_default_timeout(LIVE_TIMEOUT_MS)
-            p = ctx.new_page()
-            log_in(p, url)
-            yield p
-        finally:
-            chromium.close()
+    with chromium_page(gemini_lab[0]) as p:
+        yield p
 
 
-def send(page: Any, message: str) -> None:
-    box = page.locator("#composer textarea")
-    box.fill(message)
-    box.press("Enter")
-
-
-def expect_state(page: Any, state: str) -> None:
-    expect(page.locator("#panel")).to_have_attribute("data-state", state, timeout=LIVE_TIMEOUT_MS)
-
-
-def test_a_gemini_run_from_prompt_to_approval_to_new_conversation(page: Any, gemini_lab: Any) -> None:
+def test_a_gemini_run_from_prompt_to_approval_to_question_to_new_conversation(
+    page: Any, gemini_lab: Any
+) -> None:
     _, repo, model, root = gemini_lab
     allowed = root / f"allowed-{uuid.uuid4().hex[:6]}.txt"
+    asked = [
+        question("Which color do you prefer?", "Color", ("Red", "Green", "Blue")),
+        question("Which fruits?", "Fruit", ("Apple", "Pear", "Plum"), multi=True),
+    ]
     model.script.add(
         when("GMB-PING", text("GMB-PONG from Gemini")),
         when("GMB-ALLOW", shell(f"echo yes > {allowed}", "Make a file"), text("allowed done")),
+        when("GMBQ-FORM", ask_user(questions=asked), text("GMBQ answers received")),
         when("GMB-NEW", text("in the new conversation")),
     )
 
@@ -109,7 +83,33 @@ def test_a_gemini_run_from_prompt_to_approval_to_new_conversation(page: Any, gem
     expect_state(page, "idle")
     assert allowed.read_text() == "yes\n"
 
-    # 3. New conversation: the transcript restarts with the /clear line, the next prompt lands there.
+    # 3. A question form (one choice, one multi-select with free text), answered on the page.
+    send(page, "GMBQ-FORM ask me")
+    form = page.locator("#dialog form.dialog-question")
+    expect(form).to_be_visible(timeout=LIVE_TIMEOUT_MS)
+    expect_state(page, "question")
+    fieldsets = form.locator("fieldset")
+    expect(fieldsets).to_have_count(2)
+    expect(fieldsets.nth(0).locator("legend")).to_have_text(
+        re.compile(r"Color\s+Which color do you prefer\?")
+    )
+    expect(fieldsets.nth(1).locator('input[type="checkbox"]')).to_have_count(3)
+    screenshot(page, "gemini-question")
+    fieldsets.nth(0).locator("label.option", has_text="Green").locator("input").check()
+    fieldsets.nth(1).locator("label.option", has_text="Apple").locator("input").check()
+    fieldsets.nth(1).locator("label.option", has_text="Plum").locator("input").check()
+    fieldsets.nth(1).locator('input[name="answers-1-text"]').fill("Kiwi")
+    form.get_by_role("button", name="Answer").click()
+    expect(page.locator("#dialog-note")).to_contain_text("Answer sent.")
+    expect(page.locator("#transcript .msg-assistant_text").last).to_have_text("GMBQ answers received")
+    expect(page.locator("#transcript .msg-tool_result").last).to_contain_text("Fruit → Apple, Plum, Kiwi")
+    expect(page.locator("#transcript")).not_to_contain_text("recorded a different answer")
+    expect_state(page, "idle")
+    assert model.wait_function_response("ask_user")["response"]["output"] == (
+        '{"answers":{"0":"Green","1":"Apple, Plum, Kiwi"}}'
+    )
+
+    # 4. New conversation: the transcript restarts with the /clear line, the next prompt lands there.
     epoch = page.locator("#transcript").get_attribute("data-epoch")
     page.on("dialog", lambda d: d.accept())
     page.locator("form.new-conversation").get_by_role("button", name="New conversation").click()

@@ -15,6 +15,7 @@ from typing import Any
 
 import orjson
 
+from compat.fixture_reads import observed_read, write_expected
 from providers.codex.transcript import read_transcript
 from providers.schema import Cursor
 
@@ -44,35 +45,11 @@ def intents_of(fixture: Path) -> dict[str, str]:
 
 
 def observed(fixture: Path) -> dict[str, Any]:
-    read = read_transcript(str(fixture), Cursor(), intents_of(fixture))
-    return {
-        "messages": [
-            {
-                "seq": m.seq,
-                "kind": m.kind.value,
-                "text": m.text,
-                "tool_name": m.tool_name,
-                "tool_input": m.tool_input,
-                "timestamp": m.timestamp,
-                "native_id": m.native_id,
-                "is_error": m.is_error,
-                **({"limit": m.limit, "resets_at": m.resets_at} if m.limit else {}),
-            }
-            for m in read.messages
-        ],
-        "state": read.state.value,
-        "since": read.since,
-        "running": read.running,
-    }
+    return observed_read(read_transcript(str(fixture), Cursor(), intents_of(fixture)))
 
 
 def main() -> None:
-    for fixture in fixture_paths():
-        expected_path(fixture).parent.mkdir(parents=True, exist_ok=True)
-        expected_path(fixture).write_bytes(
-            orjson.dumps(observed(fixture), option=orjson.OPT_INDENT_2) + b"\n"
-        )
-        print(expected_path(fixture))
+    write_expected(fixture_paths(), expected_path, observed)
 
 
 if __name__ == "__main__":

@@ -14,6 +14,8 @@ from typing import Any
 
 import orjson
 
+from compat.fixture_reads import observed_read, write_expected
+from providers.gemini.dialogs import QuestionIntent
 from providers.gemini.transcript import read_transcript
 from providers.schema import Cursor
 
@@ -35,41 +37,20 @@ def expected_path(fixture: Path) -> Path:
     return fixture.with_name(name)
 
 
-def intents_of(fixture: Path) -> dict[str, str]:
-    """The intents a fixture arms the reader with (call id → allow | deny); {} when none."""
+def intents_of(fixture: Path) -> dict[str, object]:
+    """The intents a fixture arms the reader with (call id → allow | deny; dialog id → a
+    question's intent, as the adapter stores it); {} when none."""
     path = fixture.with_name(fixture.name.removesuffix(".jsonl") + ".intents.json")
-    return orjson.loads(path.read_bytes()) if path.exists() else {}
+    raw = orjson.loads(path.read_bytes()) if path.exists() else {}
+    return {k: QuestionIntent.from_json(v) if isinstance(v, dict) else v for k, v in raw.items()}
 
 
 def observed(fixture: Path) -> dict[str, Any]:
-    read = read_transcript(str(fixture), Cursor(), intents_of(fixture))
-    return {
-        "messages": [
-            {
-                "seq": m.seq,
-                "kind": m.kind.value,
-                "text": m.text,
-                "tool_name": m.tool_name,
-                "tool_input": m.tool_input,
-                "timestamp": m.timestamp,
-                "native_id": m.native_id,
-                "is_error": m.is_error,
-            }
-            for m in read.messages
-        ],
-        "state": read.state.value,
-        "since": read.since,
-        "running": read.running,
-    }
+    return observed_read(read_transcript(str(fixture), Cursor(), intents_of(fixture)))
 
 
 def main() -> None:
-    for fixture in fixture_paths():
-        expected_path(fixture).parent.mkdir(parents=True, exist_ok=True)
-        expected_path(fixture).write_bytes(
-            orjson.dumps(observed(fixture), option=orjson.OPT_INDENT_2) + b"\n"
-        )
-        print(expected_path(fixture))
+    write_expected(fixture_paths(), expected_path, observed)
 
 
 if __name__ == "__main__":

@@ -63,3 +63,32 @@ def test_a_clear_marker_names_its_session() -> None:
     line = marker_line("/clear", "/h/.gemini/tmp/wt/chats/session-x.jsonl", "2026-01-01T00:00:00.000Z")
     assert marker_session(line + b"\n") == "/h/.gemini/tmp/wt/chats/session-x.jsonl"
     assert marker_session(b"not json") == ""
+
+
+def test_the_sweep_keeps_session_starts_recent_payloads_and_what_a_pending_dialog_rests_on(tmp_path) -> None:
+    import time
+
+    import orjson
+
+    from providers.gemini.provider import GeminiProvider
+    from providers.schema import RunHandle
+
+    spool = tmp_path / "spool"
+    spool.mkdir()
+    now = time.time_ns()
+    old = now - 700 * 1_000_000_000
+
+    def put(ns: int, payload: dict[str, object]) -> str:
+        name = f"{ns:020d}-1.json"
+        (spool / name).write_bytes(orjson.dumps(payload))
+        return name
+
+    start = put(old, {"hook_event_name": "SessionStart", "transcript_path": "x"})
+    stale = put(old + 1, {"hook_event_name": "BeforeAgent"})
+    fresh = put(now - 1_000_000_000, {"hook_event_name": "AfterAgent"})
+    run = RunHandle(run_id=1, worktree=str(tmp_path), tmux_socket="s", tmux_session="t", spool_dir=str(spool))
+    provider = GeminiProvider()
+    assert list(provider.sweepable(run, fold([]), now)) == [stale]
+    asking = fold([ev(1, "BeforeTool", tool_name="run_shell_command", tool_input=SHELL), ASK])
+    assert list(provider.sweepable(run, asking, now)) == [], "a pending approval rests on its payloads"
+    assert start and fresh
