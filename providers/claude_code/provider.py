@@ -589,11 +589,11 @@ class ClaudeCodeProvider(PastesAttachments[SpoolView]):
                 raise ReplyNotDelivered(
                     "The answer was sent, but Claude Code has recorded no result for the tool "
                     "yet: it may still be running. The transcript shows the result when it "
-                    "lands; check the terminal with the attach command if it does not."
+                    "lands; look at its Terminal view if it does not."
                 )
             raise ReplyNotDelivered(
-                "The answer was sent but Claude Code has not recorded it. Check the terminal "
-                "with the attach command before answering again."
+                "The answer was sent but Claude Code has not recorded it. Look at its Terminal view"
+                " before answering again."
             )
 
     def _untouched(self, run: RunHandle, dialog: Dialog, mark: AnswerMark) -> bool:

@@ -426,7 +426,7 @@ class CodexProvider(AuthFromModule, PastesAttachments[SpoolView]):
                     return
                 raise ReplyRefused(
                     f"{self.display_name()} shows a prompt or screen in its terminal: nothing was "
-                    "sent. Check the terminal with the attach command."
+                    "sent. Look at its Terminal view."
                 )
             now = time.monotonic()
             steady_since = (steady_since or now) if alternate == "1" and cursor == "1" else None
@@ -436,7 +436,7 @@ class CodexProvider(AuthFromModule, PastesAttachments[SpoolView]):
             if now >= deadline:
                 raise StillStarting(
                     f"{self.display_name()} is still starting, or shows a screen lab does not answer: "
-                    "nothing was sent. Check the terminal with the attach command."
+                    "nothing was sent. Look at its Terminal view."
                 )
             time.sleep(POLL_S)
 
@@ -458,8 +458,8 @@ class CodexProvider(AuthFromModule, PastesAttachments[SpoolView]):
         while not (_thread_locks(pid) - before):
             if time.monotonic() >= deadline:
                 raise ReplyNotDelivered(
-                    f"{self.display_name()} has not started a new conversation after /{CLEAR}. Check "
-                    "the terminal with the attach command."
+                    f"{self.display_name()} has not started a new conversation after /{CLEAR}. "
+                    "Look at its Terminal view."
                 )
             time.sleep(POLL_S)
         stamp = datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
@@ -486,7 +486,7 @@ class CodexProvider(AuthFromModule, PastesAttachments[SpoolView]):
         if not self._prompt_shown(tmux, run):
             raise DialogNotAnswerable(
                 f"{self.display_name()}'s approval prompt is not on its screen; lab sent nothing. "
-                "Check the terminal with the attach command."
+                "Look at its Terminal view."
             )
 
     def pending_since(self, run: RunHandle, dialog: Dialog) -> int | None:
@@ -517,8 +517,8 @@ class CodexProvider(AuthFromModule, PastesAttachments[SpoolView]):
                     "may still be running. The chat shows the result when it lands."
                 )
             raise ReplyNotDelivered(
-                "The answer was sent but Codex has not recorded it. Check the terminal with the "
-                "attach command before answering again."
+                "The answer was sent but Codex has not recorded it. Look at its Terminal view"
+                " before answering again."
             )
         if choice.key == DENY and choice.text:
             self.reply(run, choice.text)

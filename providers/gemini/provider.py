@@ -373,7 +373,7 @@ class GeminiProvider(AuthFromModule, TuiAdapter[SpoolView]):
             if time.monotonic() >= deadline:
                 raise StillStarting(
                     f"{self.display_name()} is still starting, or shows a screen lab does not answer: "
-                    "nothing was sent. Check the terminal with the attach command."
+                    "nothing was sent. Look at its Terminal view."
                 )
             time.sleep(POLL_S)
 
@@ -397,7 +397,7 @@ class GeminiProvider(AuthFromModule, TuiAdapter[SpoolView]):
             if time.monotonic() >= deadline:
                 raise ReplyNotDelivered(
                     f"{self.display_name()} has not started a new conversation after {text.strip()}. "
-                    "Check the terminal with the attach command."
+                    "Look at its Terminal view."
                 )
             time.sleep(POLL_S)
         session = current_transcript(spool_events(run.spool_dir), self._valid_session)
@@ -475,7 +475,7 @@ class GeminiProvider(AuthFromModule, TuiAdapter[SpoolView]):
                 what = "plan" if dialog.kind == DialogKind.PLAN else "question"
                 raise ReplyNotDelivered(
                     f"{self.display_name()} has not shown the {what} yet, so lab sent nothing. "
-                    "Try again, or check the terminal with the attach command."
+                    "Try again, or look at its Terminal view."
                 )
             time.sleep(POLL_S)
         wait = APPROVAL_SETTLE_S - (time.time_ns() - pending.shown_ns) / 1e9
@@ -513,8 +513,8 @@ class GeminiProvider(AuthFromModule, TuiAdapter[SpoolView]):
             if not self._wait_answered(run, mark, allows=False):
                 what = "question" if dialog.kind == DialogKind.QUESTION else "plan's turn"
                 raise ReplyNotDelivered(
-                    f"Esc was sent but Gemini CLI has not recorded the {what} as cancelled. Check "
-                    "the terminal with the attach command before answering again."
+                    f"Esc was sent but Gemini CLI has not recorded the {what} as cancelled. "
+                    "Look at its Terminal view before answering again."
                 )
             return
         if not self._wait_answered(run, mark, allows=choice.allows):
@@ -524,8 +524,8 @@ class GeminiProvider(AuthFromModule, TuiAdapter[SpoolView]):
                     "it may still be running. The chat shows the result when it lands."
                 )
             raise ReplyNotDelivered(
-                "The answer was sent but Gemini CLI has not recorded it. Check the terminal with the "
-                "attach command before answering again."
+                "The answer was sent but Gemini CLI has not recorded it. Look at its Terminal view"
+                " before answering again."
             )
         if choice.key == DENY and choice.text:
             self.reply(run, choice.text)
@@ -557,8 +557,8 @@ class GeminiProvider(AuthFromModule, TuiAdapter[SpoolView]):
                 )
             if time.monotonic() >= deadline:
                 raise ReplyNotDelivered(
-                    "The answer was sent but Gemini CLI has not recorded it. Check the terminal with "
-                    "the attach command before answering again."
+                    "The answer was sent but Gemini CLI has not recorded it. Look at its Terminal view"
+                    " before answering again."
                 )
             time.sleep(POLL_S)
 
