@@ -39,6 +39,7 @@ ALL = (
     "terminal",
     "list",
     "unwatched",
+    "memory",
 )
 
 
@@ -370,6 +371,25 @@ def main() -> None:
             "before: one panel per run per state change (200 here)",
             ok(u["rendered"] == 0),
         ))  # fmt: skip
+
+    if "memory" in only:
+        # What a run's index keeps, by tracemalloc (independent of the allocator and of load),
+        # at the latency bench's density and at a dense one (more messages, so more checkpoints).
+        for dense, runs_n, before in (
+            (False, "200", "before round three's window change: 48 / 126 / 199 KB"),
+            (True, "50", "before round three's window change: 127 / 228 / 488 KB"),
+        ):
+            mem = run("bench.index_memory", "--runs", runs_n, *(["--dense"] if dense else []))[0]
+            m = mem["index_memory"]
+            half, two, six = m["0.5"], m["2"], m["6"]
+            rows.append((
+                f"1. memory per run's transcript index (tracemalloc, {mem['runs']} runs{', dense transcripts' if dense else ''}): 0.5 / 2 / 6 MB"
+                f" ({half['messages']} / {two['messages']} / {six['messages']} messages, {half['checkpoints']} / {two['checkpoints']} / {six['checkpoints']} checkpoints)",
+                "6 MB ≤ 1.25 × 2 MB (both fill the tail)",
+                f"{half['kb_per_run']:.0f} / {two['kb_per_run']:.0f} / {six['kb_per_run']:.0f} KB",
+                before,
+                ok(six["kb_per_run"] <= 1.25 * two["kb_per_run"]),
+            ))  # fmt: skip
 
     total = time.monotonic() - t0
     head = "| figure | target | measured | naive baseline (same run) | met |\n|---|---|---|---|---|\n"
