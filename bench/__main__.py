@@ -56,7 +56,7 @@ def run(module: str, *args: str, env: dict[str, str] | None = None) -> list[dict
     return out
 
 
-def callgrind_per_append(appends: int) -> float | None:
+def callgrind_per_append(appends: int, *extra: str) -> float | None:
     """bench.append_cost under callgrind, instrumentation on only for the measured appends:
     instructions per append, or None without valgrind."""
     if shutil.which("valgrind") is None:
@@ -64,7 +64,7 @@ def callgrind_per_append(appends: int) -> float | None:
     with tmpdir("lab-bench-callgrind-") as tmp:
         proc = subprocess.run(
             ["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={tmp}/out",
-             PY, "-m", "bench.append_cost", "--appends", str(appends)],
+             PY, "-m", "bench.append_cost", "--appends", str(appends), *extra],
             cwd=ROOT, env={**os.environ, "BENCH_CALLGRIND": "1"}, capture_output=True, text=True,
         )  # fmt: skip
     found = re.search(r"Collected : (\d+)", proc.stderr)
@@ -180,7 +180,17 @@ def main() -> None:
             "1. … the same path in instructions per append (callgrind, 100 measured appends): the stable figure",
             "(decides between trees)",
             f"{instructions / 1e6:.2f} M" if instructions else "n/a (valgrind not installed)",
-            "before round three: 4.27–4.30 M; compiled fragments 3.68–3.79 M; intents path once 3.48–3.51 M",
+            "before round three: 4.27–4.30 M; compiled fragments 3.68–3.79 M; intents path once 3.48–3.51 M; digest window 3.48 M",
+            "—",
+        ))  # fmt: skip
+        # A long run's reader carries full windows (256 dedupe keys, 64 tool names): the cost a
+        # read pays to carry them shows only once they are full.
+        instructions = callgrind_per_append(100, "--prefill-mb", "2")
+        rows.append((
+            "1. … the same, on a 2 MB transcript (the reader's dedupe window and tool names full)",
+            "(decides between trees)",
+            f"{instructions / 1e6:.2f} M" if instructions else "n/a (valgrind not installed)",
+            "before the digest window (tree 1f55c30, same session): 3.65 M",
             "—",
         ))  # fmt: skip
     if "inotify" in only:
