@@ -42,6 +42,20 @@ class KeyWindow:
 
 EMPTY = KeyWindow()
 
+# Values (tool names) as one string object each: the states the index keeps as checkpoints then
+# share them instead of each holding its own copies. Bounded: a value is whatever a transcript says.
+_VALUES: dict[str, str] = {}
+_MAX_VALUES = 1024
+
+
+def _shared(value: str) -> str:
+    shared = _VALUES.get(value)
+    if shared is not None:
+        return shared
+    if len(_VALUES) < _MAX_VALUES:
+        _VALUES[value] = value
+    return value
+
 
 def _find(buf: bytes | bytearray, digest: bytes) -> int:
     """The slot of the newest copy of `digest` in `buf`, or -1 (a match must start on a slot)."""
@@ -85,7 +99,7 @@ class OpenWindow:
             self._values = list(self._base.values) if self._valued else []
         self._buf += _digest(key)
         if self._valued:
-            self._values.append(value)
+            self._values.append(_shared(value))
         if len(self._buf) > self._size * _WIDTH:
             del self._buf[:_WIDTH]
             if self._valued:

@@ -598,7 +598,7 @@ class _Reader(LineReader):
         )
         if not tool_use_id:
             return
-        self.tool_names.add(tool_use_id, _shared_name(name))
+        self.tool_names.add(tool_use_id, name)
         running = f"{name} {summarize_input(name, tool_input)}".strip()
         put_bounded(self.running, tool_use_id, running, RECENT_TOOLS)
         if name in AGENT_TOOLS:
@@ -729,21 +729,6 @@ class _Reader(LineReader):
             if self.queued:
                 self.queued.popleft()
             self.count("queue_dequeue")
-
-
-# Tool names, one string object each: the states the index keeps as checkpoints then share them
-# instead of each holding its own copies. Bounded, since a name is whatever the transcript says.
-_NAMES: dict[str, str] = {}
-_MAX_NAMES = 1024
-
-
-def _shared_name(name: str) -> str:
-    shared = _NAMES.get(name)
-    if shared is not None:
-        return shared
-    if len(_NAMES) < _MAX_NAMES:
-        _NAMES[name] = name
-    return name
 
 
 def read_transcript(
