@@ -40,6 +40,7 @@ ALL = (
     "list",
     "unwatched",
     "hosts",
+    "memory",
 )
 
 
@@ -56,7 +57,7 @@ def run(module: str, *args: str, env: dict[str, str] | None = None) -> list[dict
     return out
 
 
-def callgrind_per_append(appends: int) -> float | None:
+def callgrind_per_append(appends: int, *extra: str) -> float | None:
     """bench.append_cost under callgrind, instrumentation on only for the measured appends:
     instructions per append, or None without valgrind."""
     if shutil.which("valgrind") is None:
@@ -64,7 +65,7 @@ def callgrind_per_append(appends: int) -> float | None:
     with tmpdir("lab-bench-callgrind-") as tmp:
         proc = subprocess.run(
             ["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={tmp}/out",
-             PY, "-m", "bench.append_cost", "--appends", str(appends)],
+             PY, "-m", "bench.append_cost", "--appends", str(appends), *extra],
             cwd=ROOT, env={**os.environ, "BENCH_CALLGRIND": "1"}, capture_output=True, text=True,
         )  # fmt: skip
     found = re.search(r"Collected : (\d+)", proc.stderr)
@@ -129,7 +130,7 @@ def main() -> None:
                     "1. daphne CPU per appended line (50 live runs × 10 lines/s, every run watched)",
                     "≤ 0.25 ms",
                     f"{res['server_cpu_ms_per_append']:.2f} ms ({res['server_cpu_pct']}% of a core; load average {res['load_avg_during']:.1f})",
-                    "before this round: 0.89 ms (same bench, tree f2773e5, load average 4.5; not this run)",
+                    "before this round: 0.89 ms (same bench, tree f2773e5, load average 4.5); before the digest window and the index pins: 0.46–0.50 ms (tree 1f55c30, alternated with this tree's 0.44–0.46 ms, load average 1.2–1.7; not this run)",
                     ok(res["server_cpu_ms_per_append"] <= 0.25),
                 ))  # fmt: skip
             notes.append(
@@ -152,7 +153,8 @@ def main() -> None:
         rows.append((
             f"1. append → browser p50 / p95 / p99 (200 live runs × 10 lines/s, a CPU-bound process on one of the 2 cores, {s200['appends']} appends)",
             "p95 ≤ 50 ms", f"{f(s200['p50'])} / {f(s200['p95'])} / {f(s200['p99'])}",
-            f"daphne {s200['server_cpu_pct']}% of a core, {s200['server_cpu_ms_per_append']} ms CPU per append; load average {s200['load_avg_during']:.1f}",
+            f"daphne {s200['server_cpu_pct']}% of a core, {s200['server_cpu_ms_per_append']} ms CPU per append; load average {s200['load_avg_during']:.1f}"
+            f" (after one warm-up append per run, all seen in {s200['warm_s']:.2f} s); before the index pins: 0.45 ms per append, 68% of a core (load average 2.7; not this run)",
             ok(s200["p95"] <= 50),
         ))  # fmt: skip
         rows.append((
@@ -180,7 +182,17 @@ def main() -> None:
             "1. … the same path in instructions per append (callgrind, 100 measured appends): the stable figure",
             "(decides between trees)",
             f"{instructions / 1e6:.2f} M" if instructions else "n/a (valgrind not installed)",
-            "before round three: 4.27–4.30 M; compiled fragments 3.68–3.79 M; intents path once 3.48–3.51 M",
+            "before round three: 4.27–4.30 M; compiled fragments 3.68–3.79 M; intents path once 3.48–3.51 M; digest window 3.48 M",
+            "—",
+        ))  # fmt: skip
+        # A long run's reader carries full windows (256 dedupe keys, 64 tool names): the cost a
+        # read pays to carry them shows only once they are full.
+        instructions = callgrind_per_append(100, "--prefill-mb", "2")
+        rows.append((
+            "1. … the same, on a 2 MB transcript (the reader's dedupe window and tool names full)",
+            "(decides between trees)",
+            f"{instructions / 1e6:.2f} M" if instructions else "n/a (valgrind not installed)",
+            "before the digest window (tree 1f55c30, same session): 3.65 M",
             "—",
         ))  # fmt: skip
     if "inotify" in only:
@@ -388,6 +400,24 @@ def main() -> None:
             f"the same web tier's own run: {f(ho['single_append_p50'])} / {f(ho['single_append_p95'])}; load average {ho['load_avg']:.1f}",
             "—",
         ))  # fmt: skip
+    if "memory" in only:
+        # What a run's index keeps, by tracemalloc (independent of the allocator and of load),
+        # at the latency bench's density and at a dense one (more messages, so more checkpoints).
+        for dense, runs_n, before in (
+            (False, "200", "before round three's window change: 48 / 126 / 199 KB"),
+            (True, "50", "before round three's window change: 127 / 228 / 488 KB"),
+        ):
+            mem = run("bench.index_memory", "--runs", runs_n, *(["--dense"] if dense else []))[0]
+            m = mem["index_memory"]
+            half, two, six = m["0.5"], m["2"], m["6"]
+            rows.append((
+                f"1. memory per run's transcript index (tracemalloc, {mem['runs']} runs{', dense transcripts' if dense else ''}): 0.5 / 2 / 6 MB"
+                f" ({half['messages']} / {two['messages']} / {six['messages']} messages, {half['checkpoints']} / {two['checkpoints']} / {six['checkpoints']} checkpoints)",
+                "6 MB ≤ 1.25 × 2 MB (both fill the tail)",
+                f"{half['kb_per_run']:.0f} / {two['kb_per_run']:.0f} / {six['kb_per_run']:.0f} KB",
+                before,
+                ok(six["kb_per_run"] <= 1.25 * two["kb_per_run"]),
+            ))  # fmt: skip
 
     total = time.monotonic() - t0
     head = "| figure | target | measured | naive baseline (same run) | met |\n|---|---|---|---|---|\n"

@@ -26,6 +26,7 @@ from bench.common import (
     lab_env,
     make_live_run,
     tmpdir,
+    write_transcript,
 )
 
 
@@ -92,11 +93,22 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--appends", type=int, default=400)
     ap.add_argument("--sockets", type=int, default=1, help="sockets on the run (pages open on it)")
+    ap.add_argument(
+        "--prefill-mb",
+        type=float,
+        default=0,
+        help="the transcript's size before the appends (a long run's reader state)",
+    )
     args = ap.parse_args()
     with tmpdir("lab-bench-append-") as tmp:
         env = lab_env(tmp)
         django_setup()
         run_id, path = make_live_run(0, tmp)
+        if args.prefill_mb:
+            history = tmp / "history.jsonl"
+            write_transcript(history, target_bytes=int(args.prefill_mb * 2**20))
+            with open(path, "ab") as f:
+                f.write(history.read_bytes())
         try:
             ms = asyncio.run(measure(run_id, path, args.appends, args.sockets))
         finally:

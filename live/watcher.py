@@ -30,7 +30,7 @@ from providers.base import AgentProvider, LiveSignals
 from providers.hookspool import one_look
 from providers.schema import RunHandle
 from providers.tmux import Tmux
-from runs import runview, selectors, services
+from runs import runview, selectors, services, transcripts
 from runs.limits import usage_summary
 from runs.models import Run
 from runs.rendering import render
@@ -89,6 +89,7 @@ class RunWatcher:
     stale: bool = False  # re-read the Run row on the next wake
     panel_key: tuple[object, ...] = ()
     path: str = ""  # the transcript the last step read
+    held: str = ""  # the transcript whose index this watcher pins
     watching: tuple[str, tuple[str, ...]] | None = None  # (transcript path, its watch_paths)
     # Something other than an append to the transcript woke it (a spool file, another file
     # beside the transcript, the TUI's exit, a poke, a timeout): check the live channel.
@@ -165,6 +166,7 @@ class RunWatcher:
         finally:
             if watch_task:
                 watch_task.cancel()
+            self.hold("")
             if pidfd is not None:
                 with contextlib.suppress(Exception):
                     asyncio.get_running_loop().remove_reader(pidfd)
@@ -184,8 +186,20 @@ class RunWatcher:
         snap = self.step_inline(run, full=full)
         if snap is None:
             snap = await sync_to_async(self.step, thread_sensitive=False, executor=_steps)(run, full=full)
+        self.hold(snap.path)
         await self.publish(layer, run, snap)
         return snap
+
+    def hold(self, path: str) -> None:
+        """Keep the index of `path` (the transcript this watcher reads) in memory while it
+        watches, and let the one it read before go (runs.transcripts.pin)."""
+        if path == self.held:
+            return
+        if path:
+            transcripts.pin(path)
+        if self.held:
+            transcripts.unpin(self.held)
+        self.held = path
 
     async def watch(self, paths: tuple[str, ...]) -> None:
         """Wake on any change in these directories (the process's one inotify fd, read on

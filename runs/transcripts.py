@@ -249,9 +249,37 @@ def transcript_index(
             if start is not None:
                 _full[path] = _background.submit(_index_fully, provider, path, index)
         _indexes.move_to_end(path)
-        while len(_indexes) > MAX_INDEXES:
-            _indexes.popitem(last=False)
+        _evict()
     return index
+
+
+def _evict() -> None:
+    """Drop the least recently used indexes that no watcher pins, down to MAX_INDEXES of them.
+    (With more live runs than MAX_INDEXES and no pins, each run's wake evicted the next run's
+    index, round robin, and every wake read its transcript again from the start.)"""
+    unpinned = [path for path in _indexes if not _pinned.get(path)]
+    for path in unpinned[: max(0, len(unpinned) - MAX_INDEXES)]:
+        del _indexes[path]
+
+
+# Paths whose index a live run's watcher holds (a count per path): never evicted, so however
+# many runs are live each keeps its index, and MAX_INDEXES bounds the others.
+_pinned: dict[str, int] = {}
+
+
+def pin(path: str) -> None:
+    with _indexes_guard:
+        _pinned[path] = _pinned.get(path, 0) + 1
+
+
+def unpin(path: str) -> None:
+    with _indexes_guard:
+        left = _pinned.get(path, 0) - 1
+        if left > 0:
+            _pinned[path] = left
+        else:
+            _pinned.pop(path, None)
+        _evict()
 
 
 def _cold_start(path: str) -> Cursor | None:

@@ -38,6 +38,7 @@ SEAM = {
     "launch",
     "sanitize",
     "jsonl",
+    "keywindow",
     "bounded",
     "hookspool",
     "outbox",

@@ -17,7 +17,7 @@ from live import watcher as watcher_module
 from live.tests.test_feed import _feed, _frames_until
 from live.watcher import RunWatcher
 from providers.testing import fake_append, fake_raise_dialog
-from runs import models, rendering, services
+from runs import models, rendering, services, transcripts
 from runs.models import Run
 from tests.security.support import session_cookie, ws_headers
 
@@ -151,3 +151,28 @@ async def test_a_run_nobody_watches_costs_no_rendering_and_its_first_page_gets_t
     assert "Deploy now?" in frames[-1]
     await page.disconnect()
     await lister.disconnect()
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_more_live_runs_than_the_index_bound_each_keep_their_index(
+    fake_provider, git_repo, monkeypatch
+):
+    """Each wake answers from the index its watcher holds, however many runs are live: with
+    more live runs than MAX_INDEXES, each wake evicted the next run's index and every wake read
+    its transcript again from the start, in a thread."""
+    monkeypatch.setattr(transcripts, "MAX_INDEXES", 1)
+    monkeypatch.setattr(transcripts, "_pinned", {})
+    start = sync_to_async(services.run_start)
+    runs = [await start(provider_id="fake", repository=git_repo, branch=f"lab/many-{i}") for i in range(3)]
+    watchers = [RunWatcher(run.pk, has_pidfd=True) for run in runs]
+    for watcher, run in zip(watchers, runs, strict=True):
+        fake_append(run.transcript_path, kind="assistant_text", text="first")
+        await watcher.wake_once(None, run, full=False)  # the first read (in a thread)
+    for n in range(3):  # the runs' lines come in turn
+        for watcher, run in zip(watchers, runs, strict=True):
+            fake_append(run.transcript_path, kind="assistant_text", text=f"line {n}")
+            snap = watcher.step_inline(run, full=False)
+            assert snap is not None and snap.next_seq == n + 2  # on the loop, from its own index
+    for watcher in watchers:  # the watchers end: the bound holds again
+        watcher.hold("")
+    assert len(transcripts._indexes) == 1

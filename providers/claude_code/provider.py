@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
+import stat
 import sys
 import threading
 import time
@@ -85,6 +86,11 @@ ENTER_DELAY_BASE_S = 0.15
 ENTER_DELAY_PER_KB_S = 0.25
 ENTER_DELAY_MAX_S = 1.5
 MAX_STATUS_BYTES = 256 * 1024  # one statusLine payload: 0.8-1.3 KB with an API key (compat §16)
+STATUS_NAME = "status.line"
+STATUS_SETTLE_NS = 100_000_000
+MAX_USAGE_SEEN = 1024
+# The usage last read from each status file, by path: (the lstat that read it, the usage).
+_usage_seen: dict[str, tuple[tuple[int, ...], Usage | None]] = {}
 # A reply sent while the CLI starts waits this long for its input, then gets StillStarting
 # (nothing sent). Starts took 1-2 s idle, 3-11 s under load (NOTES-live.md).
 READY_TIMEOUT_S = 15.0
@@ -278,7 +284,7 @@ class ClaudeCodeProvider(PastesAttachments[SpoolView]):
     def status_file(run: RunHandle) -> Path:
         # In the spool, so a new status wakes the run's watcher (the page's figures follow the
         # run as it works), under a name the spool's fold and sweep never read (not *.json).
-        return Path(run.spool_dir) / "status.line"
+        return Path(run.spool_dir) / STATUS_NAME
 
     def status_settings(self, run: RunHandle) -> dict[str, object]:
         """The statusLine that writes each payload to the run's status file, then runs the
@@ -295,7 +301,28 @@ class ClaudeCodeProvider(PastesAttachments[SpoolView]):
         return {"statusLine": line}
 
     def usage(self, run: RunHandle) -> Usage | None:
-        path = self.status_file(run)
+        # Asked on every watcher wake, so on every appended line: the file is read and parsed
+        # again only when an lstat says it changed (the writer renames a new file in).
+        where = os.path.join(run.spool_dir, STATUS_NAME)
+        try:
+            st = os.lstat(where)
+        except OSError:
+            return None
+        key = (st.st_ino, st.st_dev, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+        seen = _usage_seen.get(where)
+        if seen is not None and seen[0] == key:
+            return seen[1]
+        usage = self._read_usage(Path(where))
+        # A file written in the last STATUS_SETTLE_NS is not remembered: a rewrite within the
+        # same filesystem timestamp tick could reuse its inode, size and times.
+        if stat.S_ISREG(st.st_mode) and time.time_ns() - st.st_mtime_ns > STATUS_SETTLE_NS:
+            _usage_seen[where] = (key, usage)
+            while len(_usage_seen) > MAX_USAGE_SEEN:
+                del _usage_seen[next(iter(_usage_seen))]
+        return usage
+
+    @staticmethod
+    def _read_usage(path: Path) -> Usage | None:
         try:
             raw = read_regular(str(path), MAX_STATUS_BYTES)
             at_ns = path.stat().st_mtime_ns

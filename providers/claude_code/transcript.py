@@ -35,6 +35,7 @@ from providers.claude_code.dialogs import (
     PlanDecision,
 )
 from providers.jsonl import Limits, LineReader, LinesRead, read_in_passes
+from providers.keywindow import EMPTY, KeyWindow, OpenWindow
 from providers.outbox import normalize
 from providers.schema import (
     Cursor,
@@ -151,8 +152,8 @@ class ClaudeState:
 
     state: RunState = RunState.IDLE
     pending: tuple[PendingTool, ...] = ()  # dialog tool_uses without a tool_result yet
-    recent: tuple[str, ...] = ()  # dedupe keys of the last RECENT_KEYS entries/blocks
-    tool_names: tuple[tuple[str, str], ...] = ()  # the last RECENT_TOOLS tool_use ids
+    recent: KeyWindow = EMPTY  # dedupe keys of the last RECENT_KEYS entries/blocks
+    tool_names: KeyWindow = EMPTY  # the last RECENT_TOOLS tool_use ids, valued by name
     queued: tuple[str, ...] = ()  # prompts enqueued while working, not yet dequeued
     corrupt: int = 0  # unreadable lines skipped, over the whole epoch
     oversized: int = 0
@@ -179,9 +180,8 @@ class _Reader(LineReader):
     seq: int
     state: RunState
     pending: dict[str, PendingTool]
-    recent: deque[str]
-    recent_set: set[str]
-    tool_names: deque[tuple[str, str]]
+    recent: OpenWindow
+    tool_names: OpenWindow
     queued: deque[str]
     corrupt: int
     oversized: int
@@ -205,9 +205,8 @@ class _Reader(LineReader):
             seq=seq,
             state=st.state,
             pending={p.tool_use_id: p for p in st.pending},
-            recent=deque(st.recent, maxlen=RECENT_KEYS),
-            recent_set=set(st.recent),
-            tool_names=deque(st.tool_names, maxlen=RECENT_TOOLS),
+            recent=st.recent.open(RECENT_KEYS),
+            tool_names=st.tool_names.open(RECENT_TOOLS, valued=True),
             queued=deque(st.queued, maxlen=MAX_QUEUED),
             corrupt=st.corrupt,
             oversized=st.oversized,
@@ -225,8 +224,8 @@ class _Reader(LineReader):
         return ClaudeState(
             state=self.state,
             pending=tuple(self.pending.values()),
-            recent=tuple(self.recent),
-            tool_names=tuple(self.tool_names),
+            recent=self.recent.freeze(),
+            tool_names=self.tool_names.freeze(),
             queued=tuple(self.queued),
             corrupt=self.corrupt,
             oversized=self.oversized,
@@ -250,13 +249,7 @@ class _Reader(LineReader):
 
     def seen(self, key: str) -> bool:
         """True if `key` was already read; else remember it (bounded window)."""
-        if key in self.recent_set:
-            return True
-        if len(self.recent) == RECENT_KEYS:
-            self.recent_set.discard(self.recent[0])
-        self.recent.append(key)
-        self.recent_set.add(key)
-        return False
+        return self.recent.seen(key)
 
     def settle(self, state: RunState, stamp: str = "") -> None:
         if state == RunState.WORKING and self.state != RunState.WORKING:
@@ -542,10 +535,7 @@ class _Reader(LineReader):
             self.emit(MessageKind.LIFECYCLE, problem, timestamp=stamp, native_id=backstop_id, is_error=True)
 
     def tool_name(self, tool_use_id: str) -> str:
-        for known_id, name in reversed(self.tool_names):
-            if known_id == tool_use_id:
-                return name
-        return ""
+        return self.tool_names.get(tool_use_id)
 
     # -- assistant ------------------------------------------------------------------------
 
@@ -608,7 +598,7 @@ class _Reader(LineReader):
         )
         if not tool_use_id:
             return
-        self.tool_names.append((tool_use_id, name))
+        self.tool_names.add(tool_use_id, name)
         running = f"{name} {summarize_input(name, tool_input)}".strip()
         put_bounded(self.running, tool_use_id, running, RECENT_TOOLS)
         if name in AGENT_TOOLS:

@@ -18,7 +18,6 @@ Facts (compat/codex/COMPAT-adapter.md §2, §3):
 from __future__ import annotations
 
 import re
-from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Unpack
@@ -26,6 +25,7 @@ from typing import Any, Unpack
 import orjson
 
 from providers.jsonl import Limits, LineReader, read_in_passes
+from providers.keywindow import EMPTY, KeyWindow, OpenWindow
 from providers.outbox import normalize
 from providers.schema import Cursor, Message, MessageKind, Quota, RunState, TranscriptRead, Usage
 
@@ -69,7 +69,7 @@ class CodexState:
     state: RunState = RunState.IDLE
     since: str = ""
     running: tuple[tuple[str, str], ...] = ()  # (call_id, "exec_command ls") oldest first
-    tool_names: tuple[tuple[str, str], ...] = ()  # (call_id, name), bounded
+    tool_names: KeyWindow = EMPTY  # the last RECENT_TOOLS call_ids, valued by name
     corrupt: int = 0
     skip_from: int | None = None
     reset_at: int = 0  # compat §16: when the full account window last reported resets, 0 unknown
@@ -81,7 +81,7 @@ class _Reader(LineReader):
     state: RunState
     since: str
     running: dict[str, str]
-    tool_names: deque[tuple[str, str]]
+    tool_names: OpenWindow
     corrupt: int
     intents: Mapping[str, str]
     reset_at: int = 0
@@ -95,7 +95,7 @@ class _Reader(LineReader):
             state=st.state,
             since=st.since,
             running=dict(st.running),
-            tool_names=deque(st.tool_names, maxlen=RECENT_TOOLS),
+            tool_names=st.tool_names.open(RECENT_TOOLS, valued=True),
             corrupt=st.corrupt,
             intents=intents,
             reset_at=st.reset_at,
@@ -106,7 +106,7 @@ class _Reader(LineReader):
             state=self.state,
             since=self.since,
             running=tuple(self.running.items()),
-            tool_names=tuple(self.tool_names),
+            tool_names=self.tool_names.freeze(),
             corrupt=self.corrupt,
             skip_from=skip_from,
             reset_at=self.reset_at,
@@ -232,7 +232,7 @@ class _Reader(LineReader):
         name = _str(p.get("name")) or _str(p.get("type"))
         call_id = _str(p.get("call_id"))
         summary = summarize_call(name, p.get("arguments", p.get("input", p.get("action"))))
-        self.tool_names.append((call_id, name))
+        self.tool_names.add(call_id, name)
         self.emit(
             MessageKind.TOOL_USE, "", tool_name=name, tool_input=summary, timestamp=stamp, native_id=call_id
         )
@@ -255,7 +255,7 @@ class _Reader(LineReader):
             # played one, says which stop it was.
             shown = DECLINED_TEXT if intent == "deny" else ABORTED_TEXT
         self.running.pop(call_id, None)
-        name = next((n for c, n in reversed(self.tool_names) if c == call_id), "")
+        name = self.tool_names.get(call_id)
         self.emit(
             MessageKind.TOOL_RESULT,
             _truncate(shown, RESULT_MAX_CHARS),

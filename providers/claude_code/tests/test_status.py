@@ -5,9 +5,11 @@ status file and still draws the operator's own line; the payload's context and q
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import orjson
@@ -179,3 +181,39 @@ def test_spawn_passes_the_status_line_with_the_hooks(settings, tmp_path, monkeyp
     assert isinstance(argv, list)
     inline = orjson.loads(argv[argv.index("--settings") + 1])
     assert "--status" in inline["statusLine"]["command"] and "hooks" in inline
+
+
+def _payload(used: int) -> bytes:
+    return json.dumps(
+        {
+            **API_KEY_PAYLOAD,
+            "context_window": {
+                **API_KEY_PAYLOAD["context_window"],
+                "total_input_tokens": used,
+                "current_usage": {**API_KEY_PAYLOAD["context_window"]["current_usage"], "input_tokens": used},
+            },
+        }
+    ).encode()
+
+
+def test_the_figures_follow_every_rewrite_of_the_status_file(provider, tmp_path):
+    run = _handle(tmp_path)
+    line = provider.status_settings(run)["statusLine"]
+    for used in (100, 200, 300):  # the writer renames each payload in, right after the last
+        subprocess.run(shlex.split(line["command"]), input=_payload(used), capture_output=True, check=True)
+        usage = provider.usage(run)
+        assert usage is not None and usage.context_tokens == used
+
+
+def test_a_settled_status_file_rewritten_in_place_in_the_same_tick_is_read_again(provider, tmp_path):
+    run = _handle(tmp_path)
+    path = provider.status_file(run)
+    path.write_bytes(_payload(100))
+    old = time.time_ns() - 10**9
+    os.utime(path, ns=(old, old))  # settled: its usage is remembered
+    assert provider.usage(run).context_tokens == 100
+    # The same inode, size and mtime (a write within one timestamp tick): the change time moved.
+    with open(path, "r+b") as f:
+        f.write(_payload(200))
+    os.utime(path, ns=(old, old))
+    assert provider.usage(run).context_tokens == 200

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gc
+import tracemalloc
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -203,6 +205,37 @@ def test_a_rewritten_block_is_not_duplicated(log: Log) -> None:
     assert kinds_texts(first) == [(K.ASSISTANT_TEXT, "once")]
     assert second.messages == []
     assert second.state == RunState.IDLE  # the re-written copy still carries the stop reason
+
+
+def test_the_dedupe_window_holds_the_last_recent_keys_read_in_any_pieces(log: Log) -> None:
+    log.add(E.assistant(E.text("first"), message_id="m0", index=0))
+    seen = log.read().messages
+    for n in range(1, transcript.RECENT_KEYS):  # the window is full, m0 its oldest key
+        seen += log.add(E.assistant(E.text(f"t{n}"), message_id=f"m{n}", index=0)).read().messages
+    assert log.add(E.assistant(E.text("first"), message_id="m0", index=0)).read().messages == []
+    log.add(E.assistant(E.text("pushes m0 out"), message_id="new", index=0)).read()
+    again = log.add(E.assistant(E.text("first"), message_id="m0", index=0)).read()
+    assert kinds_texts(again) == [(K.ASSISTANT_TEXT, "first")]  # beyond the window: shown again
+    assert len(seen) == transcript.RECENT_KEYS
+    whole = read_transcript(str(log.path), Cursor())
+    assert [m.text for m in whole.messages] == [m.text for m in seen] + ["pushes m0 out", "first"]
+
+
+def test_a_result_is_named_by_the_newest_of_the_last_recent_tools(log: Log) -> None:
+    def call(tool_use_id: str, name: str, message_id: str) -> dict[str, Any]:
+        return E.assistant(E.tool_use(tool_use_id, name, {}), message_id=message_id, stop_reason="tool_use")
+
+    log.add(call("toolu_old", "Grep", "m_old"))
+    for n in range(transcript.RECENT_TOOLS - 1):
+        log.add(call(f"toolu_{n}", "Read", f"m{n}"))
+    log.read()
+    log.add(call("toolu_0", "Bash", "m_again"))
+    results = log.add(E.tool_result("toolu_0", "ok"), E.tool_result("toolu_old", "gone")).read()
+    # toolu_0's newest call is Bash; toolu_old left the window when toolu_0 was called again.
+    shown = [(m.tool_name, m.text) for m in results.messages if m.kind == K.TOOL_RESULT]
+    assert shown == [("Bash", "ok"), ("", "gone")]
+    log.add(E.tool_result("toolu_1", "still known"))
+    assert [m.tool_name for m in log.read().messages] == ["Read"]
 
 
 def test_a_thinking_block_is_thinking_never_the_reply(log: Log) -> None:
@@ -903,3 +936,33 @@ def test_a_bash_mode_line_from_the_terminal_is_the_command_and_its_output(log: L
     assert kinds_texts(result) == [(K.USER_TEXT, "! ls nope"), (K.TOOL_RESULT, "a\nls: nope: missing")]
     assert result.messages[1].is_error and result.messages[1].tool_name == "Bash"
     assert result.state == RunState.WORKING
+
+
+def test_a_state_kept_as_a_checkpoint_holds_a_few_kilobytes_however_long_the_transcript(log: Log) -> None:
+    """The transcript index keeps one cursor per 256 messages for the whole transcript: the
+    state each carries must not hold the keys and names it has seen (25 KB each before)."""
+    kept: list[Cursor] = []
+    gc.collect()
+    tracemalloc.start()
+    before = tracemalloc.get_traced_memory()[0]
+    for start in range(0, 3000, 50):  # a live run: appended and read 50 messages at a time
+        for n in range(start, start + 50):  # a tool call and its result, then two replies
+            if n % 4 == 0:
+                log.add(
+                    E.assistant(
+                        E.tool_use(f"toolu_{n}", "Read", {}), message_id=f"m{n}", stop_reason="tool_use"
+                    )
+                )
+            elif n % 4 == 1:
+                log.add(E.tool_result(f"toolu_{n - 1}", "contents"))
+            else:
+                log.add(E.assistant(E.text(f"reply {n}"), message_id=f"m{n}"))
+        log.read()
+        if log.cursor.next_seq // 256 > len(kept):
+            kept.append(log.cursor)
+    log.cursor = Cursor()
+    gc.collect()
+    per_state = (tracemalloc.get_traced_memory()[0] - before) / len(kept)
+    tracemalloc.stop()
+    assert len(kept) == 11
+    assert per_state < 4 * 1024, f"{per_state / 1024:.1f} KB per kept state"

@@ -119,3 +119,32 @@ def test_the_last_token_count_gives_context_and_the_accounts_windows():
     assert later is not None and later.context_tokens is None
     assert later.quotas == (Quota("5-hour", 12.5, 1_800_000_000),)
     assert last_usage(b"") is None
+
+
+def _item(payload: dict[str, object]) -> bytes:
+    import orjson
+
+    return (
+        orjson.dumps({"timestamp": "2026-12-05T00:00:00Z", "type": "response_item", "payload": payload})
+        + b"\n"
+    )
+
+
+def test_a_result_is_named_by_the_newest_of_the_last_recent_tools(tmp_path):
+    from providers.codex.transcript import RECENT_TOOLS
+
+    def call(call_id: str, name: str) -> bytes:
+        return _item({"type": "function_call", "name": name, "arguments": "{}", "call_id": call_id})
+
+    def output(call_id: str) -> bytes:
+        return _item({"type": "function_call_output", "call_id": call_id, "output": "ok"})
+
+    calls = [call("call_old", "apply_patch")] + [
+        call(f"call_{n}", "exec_command") for n in range(RECENT_TOOLS - 1)
+    ]
+    read = _read(
+        tmp_path, *calls, call("call_0", "view_image"), output("call_0"), output("call_old"), output("call_1")
+    )
+    named = [m.tool_name for m in read.messages if m.kind.value == "tool_result"]
+    # call_0's newest call is view_image; call_old left the window when call_0 was called again.
+    assert named == ["view_image", "", "exec_command"]
