@@ -25,7 +25,6 @@ Facts (compat/gemini/COMPAT.md §2, §3):
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -35,6 +34,7 @@ import orjson
 
 from providers.gemini.dialogs import ASK_TOOL, PLAN_TOOL, QuestionIntent, question_dialog, result_mismatch
 from providers.jsonl import Limits, LineReader, read_in_passes
+from providers.keywindow import EMPTY, KeyWindow, OpenWindow
 from providers.outbox import normalize
 from providers.schema import Cursor, Message, MessageKind, RunState, TranscriptRead
 
@@ -63,7 +63,7 @@ class GeminiState:
     state: RunState = RunState.IDLE
     since: str = ""
     running: str = ""
-    shown: tuple[str, ...] = ()  # record ids whose text was shown, and call ids whose result was
+    shown: KeyWindow = EMPTY  # record ids whose text was shown, and call ids whose result was
     replaying: bool = False
     replay_from_ms: int = 0
     corrupt: int = 0
@@ -76,7 +76,7 @@ class _Reader(LineReader):
     state: RunState
     since: str
     running: str
-    shown: deque[str]
+    shown: OpenWindow
     replaying: bool
     replay_from_ms: int
     corrupt: int
@@ -91,7 +91,7 @@ class _Reader(LineReader):
             state=st.state,
             since=st.since,
             running=st.running,
-            shown=deque(st.shown, maxlen=RECENT_IDS),
+            shown=st.shown.open(RECENT_IDS),
             replaying=st.replaying,
             replay_from_ms=st.replay_from_ms,
             corrupt=st.corrupt,
@@ -103,7 +103,7 @@ class _Reader(LineReader):
             state=self.state,
             since=self.since,
             running=self.running,
-            shown=tuple(self.shown),
+            shown=self.shown.freeze(),
             replaying=self.replaying,
             replay_from_ms=self.replay_from_ms,
             corrupt=self.corrupt,
@@ -161,7 +161,7 @@ class _Reader(LineReader):
         elif kind in ("info", "error", "warning"):
             if record_id in self.shown:
                 return
-            self.shown.append(record_id)
+            self.shown.add(record_id)
             text = _content_text(e.get("content"))
             self.emit(
                 MessageKind.LIFECYCLE, text, timestamp=stamp, native_id=record_id, is_error=kind == "error"
@@ -183,13 +183,13 @@ class _Reader(LineReader):
         if record_id in self.shown or not text.strip():
             self.count("synthetic")
             return
-        self.shown.append(record_id)
+        self.shown.add(record_id)
         self.emit(MessageKind.USER_TEXT, text, timestamp=stamp, native_id=record_id)
         self.settle(RunState.WORKING, stamp)
 
     def gemini(self, e: dict[str, Any], record_id: str, stamp: str) -> None:
         if record_id not in self.shown:
-            self.shown.append(record_id)
+            self.shown.add(record_id)
             for thought in e.get("thoughts") or []:
                 if isinstance(thought, dict):
                     said = ": ".join(
@@ -218,7 +218,7 @@ class _Reader(LineReader):
         status = _str(call.get("status"))
         if not call_id or call_id in self.shown or status not in DONE_STATUSES:
             return status == "cancelled"
-        self.shown.append(call_id)
+        self.shown.add(call_id)
         name = _str(call.get("name"))
         args = call.get("args")
         asked = question_dialog("", args) if name == ASK_TOOL and isinstance(args, dict) else None

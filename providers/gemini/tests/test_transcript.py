@@ -78,3 +78,18 @@ def test_the_receipt_is_the_operators_text_not_the_clis_context() -> None:
     )
     assert records_prompt(line, normalize("hi there"))
     assert not records_prompt(line, normalize("<session_context>x"))
+
+
+def test_a_record_upserted_in_a_later_read_is_not_shown_again(tmp_path: Path) -> None:
+    """The ids already shown ride in the cursor: the CLI writes a record again (more calls,
+    a finished call) after the page has read the first copy."""
+    first = {"id": "g1", "timestamp": "2026-01-01T00:00:01.000Z", "type": "gemini", "content": "Let me look."}
+    user = {"id": "u1", "timestamp": "2026-01-01T00:00:00.000Z", "type": "user", "content": [{"text": "hi"}]}
+    path = write(tmp_path / "s.jsonl", META, user, first)
+    before = read_transcript(path, Cursor())
+    with open(path, "ab") as f:
+        f.write(orjson.dumps({**first, "content": "Let me look."}) + b"\n")
+        f.write(orjson.dumps(user) + b"\n")
+    after = read_transcript(path, before.cursor)
+    assert [m.text for m in before.messages] == ["hi", "Let me look."]
+    assert after.messages == []
