@@ -194,6 +194,22 @@ def ns_pids(ns: str) -> list[int]:
     return [int(x) for x in out.split() if x.isdigit()]
 
 
+def strays(directory: Path) -> list[int]:
+    """Processes (other than this one) whose environment names a path under `directory`."""
+    marker = str(directory).encode() + b"/"
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            env = (entry / "environ").read_bytes()
+        except OSError:
+            continue
+        if any(b"=" + marker in item or item.endswith(b"=" + marker[:-1]) for item in env.split(b"\0")):
+            found.append(int(entry.name))
+    return found
+
+
 def _signal_all(pids: Iterable[int], sig: int) -> None:
     for pid in pids:
         with contextlib.suppress(ProcessLookupError):
@@ -417,6 +433,9 @@ class NetnsBed:
 
         for _host, proc in self._procs:
             step(f"stopping process {proc.pid}", self.kill, proc, signal.SIGTERM, 3)
+        # A root-namespace process's daemons (a web tier's tmux server) leave its process group:
+        # found by the bed's directory in their environment.
+        step("stopping the root namespace's strays", _signal_all, strays(self.dir), signal.SIGKILL)
         ip = shutil.which("ip", path=f"{os.environ.get('PATH', '')}:{SBIN}") or "ip"
         for host in self.hosts.values():
             step(f"emptying {host.ns}", _empty_namespace, host.ns)

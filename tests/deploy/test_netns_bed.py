@@ -293,3 +293,28 @@ def test_wait_for_gives_up_with_what_it_waited_for_and_the_logs_tail(tmp_path):
         TimeoutError, match=r"runner up: still not so after 0.2 s(.|\n)*FATAL: could not bind"
     ):
         wait_for(lambda: False, 0.2, "runner up", [log])
+
+
+def test_teardown_ends_a_root_namespace_process_daemons_too(tmp_path):
+    """A web tier in the root namespace that starts runs has a tmux server of its own, which
+    leaves the web tier's process group; teardown finds it by the bed's directory."""
+    bed = NetnsBed(["a"], logs_dir=tmp_path / "logs").start()
+    try:
+        env = bed.web_env()
+        started = bed.spawn(None, ["tmux", "-L", "lab", "new-session", "-d", "-s", "x", "sleep 600"], env=env)
+        started.wait(30)
+        out = subprocess.run(
+            ["tmux", "-L", "lab", "display-message", "-p", "#{pid}"], env=env, capture_output=True, text=True
+        )
+        server = int(out.stdout.strip())
+        assert os.getpgid(server) != started.pid  # out of the spawned group
+    finally:
+        bed.close()
+
+    def gone() -> bool:
+        try:
+            return "zombie" in Path(f"/proc/{server}/status").read_text()
+        except OSError:
+            return True
+
+    wait_for(gone, 10, f"the root namespace's tmux server {server} ending")
