@@ -32,8 +32,11 @@ def test_an_ended_runs_conversation_is_resumed_with_its_history(page: Any, lab_s
         "First answer RESUME-WEB-1.", timeout=LIVE_TIMEOUT_MS
     )
     page.once("dialog", lambda d: d.accept())
-    page.get_by_role("button", name="End run").click()
-    page.goto(run.url)  # the ended run's page
+    # End answers with a redirect to the run's page, once the run has ended: navigating there
+    # ourselves raced it (the page loaded before the end and listed no sessions, or the
+    # navigation was aborted by the redirect).
+    with page.expect_navigation(url=run.url):
+        page.get_by_role("button", name="End run").click()
     session = page.locator("#sessions li.session")
     expect(session).to_have_count(1, timeout=LIVE_TIMEOUT_MS)
     expect(session).to_contain_text("remember this RESUME-WEB-1")
