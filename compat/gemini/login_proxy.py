@@ -5,7 +5,10 @@ COMPAT §10: the real CLI honours HTTPS_PROXY (CONNECT oauth2.googleapis.com:443
 NODE_EXTRA_CA_CERTS while it hard-wires Google's endpoints. This subclass answers the token
 exchange (one code is accepted, any other gets Google's invalid_grant), the token info, the
 user info (the account's email) and Code Assist's loadCodeAssist (a free-tier user with a
-project): what the CLI asks for between the pasted code and its prompt.
+project): what the CLI asks for between the pasted code and its prompt. A run signed in this way
+sends its turns to Code Assist's streamGenerateContent: the stand-in answers each with one
+scripted text (`Behaviour.answer`) in Code Assist's envelope ({"response": <Gemini API
+response>} per server-sent event).
 
     certs = gemini_certs(tmp_path / "tls")
     with GeminiLoginProxy(certs) as proxy:
@@ -14,6 +17,7 @@ project): what the CLI asks for between the pasted code and its prompt.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -40,6 +44,7 @@ class Behaviour:
     email: str = "operator@example.invalid"
     project: str = "lab-stand-in-project"
     good_code: str = GOOD_CODE
+    answer: str = "Hello from the Code Assist stand-in."
 
 
 def token_response() -> dict[str, Any]:
@@ -54,12 +59,21 @@ def token_response() -> dict[str, Any]:
     }
 
 
+def model_response(text: str) -> dict[str, Any]:
+    """One finished Gemini API answer of `text`."""
+    return {
+        "candidates": [{"content": {"role": "model", "parts": [{"text": text}]}, "finishReason": "STOP"}],
+        "usageMetadata": {"promptTokenCount": 1, "candidatesTokenCount": 1, "totalTokenCount": 2},
+        "modelVersion": "gemini-2.5-flash",
+    }
+
+
 class GeminiLoginProxy(LoginProxy):
     def __init__(self, certs: Certs, behaviour: Behaviour | None = None) -> None:
         super().__init__(certs, HOSTS)
         self.behaviour = behaviour or Behaviour()
 
-    def respond(self, host: str, method: str, path: str) -> tuple[int, dict[str, Any]]:
+    def respond(self, host: str, method: str, path: str) -> tuple[int, dict[str, Any] | bytes]:
         b = self.behaviour
         if host == TOKEN_HOST and path == "/token":
             form = self.requests[-1].body
@@ -79,7 +93,14 @@ class GeminiLoginProxy(LoginProxy):
                 "allowedTiers": [{"id": "free-tier", "name": "Gemini Code Assist for individuals"}],
                 "cloudaicompanionProject": b.project,
             }
+        if host == CODE_ASSIST_HOST and path.endswith(":streamGenerateContent"):
+            event = json.dumps({"traceId": "lab-stand-in", "response": model_response(b.answer)})
+            return 200, f"data: {event}\n\n".encode()
+        if host == CODE_ASSIST_HOST and path.endswith(":generateContent"):
+            return 200, {"traceId": "lab-stand-in", "response": model_response(b.answer)}
+        if host == CODE_ASSIST_HOST and path.endswith(":countTokens"):
+            return 200, {"totalTokens": 1}
         return 200, {}  # other calls after sign-in (quota, experiments) need no particular answer
 
     def token_requests(self) -> list[Recorded]:
-        return [r for r in self.requests if r.host == TOKEN_HOST and r.path.startswith("/token")]
+        return [r for r in self.requests if r.host == TOKEN_HOST and r.path.split("?", 1)[0] == "/token"]

@@ -183,3 +183,28 @@ def test_a_second_start_kills_the_first(client, provider, spawned):
     assert first_url != second_url  # a fresh PKCE challenge and state
     response = client.post(CODE, {"code": GOOD_CODE}, headers=JSON)
     assert response.json()["status"]["logged_in"] is True
+
+
+def test_a_run_after_the_sign_in_is_answered_through_code_assist(client, settings, proxy, gemini_rig):
+    """COMPAT §10: a run started as run_start starts it, from the agent's home the sign-in wrote
+    into, loads the stored credentials (no new code exchange) and sends its turn to Code Assist
+    with the project loadCodeAssist gave; the stand-in's answer reaches the run's messages."""
+    # The rig's home, with the scripted API key taken away: only the sign-in can answer.
+    settings.LAB_AGENT_ENV = proxy.env()  # the agent's environment reaches the stand-in
+    settings.LAB_LOGIN_EXTRA_ENV = proxy.env()
+    settings.LAB_PROVIDERS = {"gemini": "providers.gemini.GeminiProvider"}
+    _load.cache_clear()
+    try:
+        start(client)
+        assert client.post(CODE, {"code": GOOD_CODE}, headers=JSON).json()["status"]["logged_in"] is True
+        run = gemini_rig.start()
+        run.provider.reply(run.handle, "say hello")
+        run.wait(lambda r: r.answered(proxy.behaviour.answer), what="the stand-in's answer")
+    finally:
+        auth._reap_all()
+        _load.cache_clear()
+    assert len(proxy.token_requests()) == 1  # the login's exchange only: the run used what it stored
+    assert ("oauth2.googleapis.com", "/tokeninfo") in [(r.host, r.path) for r in proxy.requests]
+    turns = [r for r in proxy.requests if r.path.startswith("/v1internal:streamGenerateContent")]
+    assert turns and turns[-1].body["project"] == proxy.behaviour.project
+    assert gemini_rig.model.requests == []  # nothing went to the API-key endpoint
