@@ -93,6 +93,10 @@ def _read_file(path: Path) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
+def _has_token(creds: dict[str, Any]) -> bool:
+    return bool(creds.get("refresh_token") or creds.get("access_token"))
+
+
 def selected_type(gemini_dir: Path) -> str:
     auth = _read_file(gemini_dir / SETTINGS).get("security", {})
     auth = auth.get("auth", {}) if isinstance(auth, dict) else {}
@@ -103,7 +107,7 @@ def auth_status(provider: Agent) -> AuthStatus:
     gemini_dir = provider.gemini_dir()
     if selected_type(gemini_dir) == GOOGLE:
         creds = _read_file(gemini_dir / CREDS)
-        if not (creds.get("refresh_token") or creds.get("access_token")):
+        if not _has_token(creds):
             return AuthStatus(
                 logged_in=False,
                 method=GOOGLE,
@@ -382,7 +386,8 @@ def _finish(provider: Agent, login: _Login, mark: int) -> AuthStatus:
     def outcome() -> str | None:
         if FAILURE_MARK in login.text(mark):
             return "refused"
-        return "stored" if creds_path.is_file() else None
+        # Parsed, not just present: the CLI writes the file while it goes on to the user info.
+        return "stored" if _has_token(_read_file(creds_path)) else None
 
     result = _wait_for(login, outcome, RESULT_TIMEOUT_S)
     if result == "refused":
