@@ -391,12 +391,18 @@ def _finish(provider: Agent, login: _Login, mark: int) -> AuthStatus:
 
     result = _wait_for(login, outcome, RESULT_TIMEOUT_S)
     if result == "refused":
-        reason = login.text(mark).split(FAILURE_MARK, 1)[1].strip().split("\n", 1)[0].strip()[:300]
+        # The reason is the rest of the mark's own line; it may be empty (a refused CONNECT).
+        reason = login.text(mark).split(FAILURE_MARK, 1)[1].split("\n", 1)[0].strip()[:300]
         if reason == REFUSED_CODE:
             raise InvalidCode(
                 f"The sign-in server refused that code ({reason}). Start a new login for a fresh link."
             )
-        raise LoginFailed(f"{provider.display_name()} could not log in: {reason or 'it gave no reason'}")
+        if not reason:
+            raise LoginFailed(
+                f"{provider.display_name()} could not exchange the code and printed no reason "
+                "(the sign-in server may be unreachable). Start a new login."
+            )
+        raise LoginFailed(f"{provider.display_name()} could not log in: {reason}")
     if result != "stored":
         if login.closed:
             raise LoginFailed(f"{provider.display_name()} could not log in: {_tail(login.text(mark))}")

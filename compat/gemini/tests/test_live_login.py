@@ -17,7 +17,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from compat.gemini.login_proxy import GOOD_CODE, GeminiLoginProxy, gemini_certs
-from compat.login_proxy import leftovers
+from compat.login_proxy import closed_port, leftovers
 from providers.gemini import auth
 from providers.registry import _load, get_provider
 from tests.factories import UserFactory
@@ -208,3 +208,54 @@ def test_a_run_after_the_sign_in_is_answered_through_code_assist(client, setting
     turns = [r for r in proxy.requests if r.path.startswith("/v1internal:streamGenerateContent")]
     assert turns and turns[-1].body["project"] == proxy.behaviour.project
     assert gemini_rig.model.requests == []  # nothing went to the API-key endpoint
+
+
+@pytest.mark.parametrize(
+    ("setup", "message"),
+    [
+        (
+            "proxy-port-closed",
+            r"Gemini CLI could not log in: request to https://oauth2\.googleapis\.com/token failed, "
+            r"reason: connect ECONNREFUSED 127\.0\.0\.1:\d+",
+        ),
+        (
+            "connect-refused",
+            r"Gemini CLI could not exchange the code and printed no reason \(the sign-in server may be "
+            r"unreachable\)\. Start a new login\.",
+        ),
+    ],
+    ids=["proxy-port-closed", "connect-refused"],
+)
+def test_an_unreachable_sign_in_server_gives_the_clis_reason(
+    client, provider, spawned, proxy, settings, setup, message
+):
+    if setup == "proxy-port-closed":
+        dead = f"http://127.0.0.1:{closed_port()}"
+        settings.LAB_LOGIN_EXTRA_ENV = {
+            **settings.LAB_LOGIN_EXTRA_ENV,
+            "HTTPS_PROXY": dead,
+            "https_proxy": dead,
+        }
+    else:
+        proxy.refuse_connect = True
+    start(client)
+    response = client.post(CODE, {"code": GOOD_CODE}, headers=JSON)
+    assert response.status_code == 502
+    # COMPAT §10 (G4): the rest of the failure mark's line is the CLI's reason; empty when the
+    # proxy refuses the CONNECT.
+    assert re.fullmatch(message, response.json()["message"]), response.json()["message"]
+    assert client.get(STATUS, headers=JSON).json()["status"]["logged_in"] is False
+    assert leftovers(spawned) == []
+
+
+def test_a_login_left_waiting_times_out(client, provider, spawned, monkeypatch):
+    monkeypatch.setattr(auth, "PENDING_TTL_S", 1.0)
+    start(client)
+    login = auth._logins[provider.id]
+    spawned[0].wait(timeout=15)  # killed by the watcher: it holds the lock from the expiry to the reap
+    with auth._locked(provider.id):
+        assert login.state == "expired" and login.reaped
+    assert leftovers(spawned) == []
+    response = client.post(CODE, {"code": GOOD_CODE}, headers=JSON)
+    assert response.status_code == 504
+    assert response.json()["error"] == "login_timeout"
