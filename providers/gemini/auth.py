@@ -8,7 +8,7 @@ as a byte stream, never a screen: it prints the authorize URL and reads "Enter t
 code: "; the code goes in as one line. A refused code prints the CLI's reason (it would then ask
 again with a new URL: lab ends the login instead, one code per login). An accepted code makes the
 CLI write oauth_creds.json and google_accounts.json in that home; lab then moves both into the
-agent's `.gemini/` and selects "oauth-personal" there, as the CLI's own auth dialog does.
+agent's `.gemini/` and selects "oauth-personal" in its settings, the method runs then use.
 
 The status reads what the CLI wrote (no process); logout removes it and the selection.
 A key in the agent's environment is never `verified`: finding it proves nothing about Google
