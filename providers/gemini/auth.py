@@ -79,6 +79,7 @@ FAILURE_MARK = "Failed to authenticate with authorization code:"
 URL_PREFIX = "https://accounts.google.com/"
 REFUSED_CODE = "invalid_grant"  # the token endpoint's error for a wrong or used code
 
+DETAIL_GOOGLE = "Signed in with Google; every run starts by checking the stored credentials with Google"
 NO_LOGIN = "No login is waiting for a code. Start a new login."
 
 
@@ -118,7 +119,9 @@ def auth_status(provider: Agent) -> AuthStatus:
             logged_in=True,
             method=GOOGLE,
             account=active if isinstance(active, str) else "",
-            detail="Signed in with Google",
+            # Read from the files only: whether Google still takes them shows when a run starts
+            # (a refused one makes the run's CLI ask for a new code in its Terminal, §10).
+            detail=DETAIL_GOOGLE,
         )
     if provider.agent_env().get(API_KEY_NAME):
         return AuthStatus(

@@ -126,7 +126,7 @@ def test_the_right_code_logs_in_and_the_status_says_so(client, provider, spawned
     start(client)
     response = client.post(CODE, {"code": GOOD_CODE}, headers=HX)
     assert response.status_code == 200, response.content
-    assert f"Logged in as <strong>{EMAIL}</strong> · Signed in with Google" in response.content.decode()
+    assert f"Logged in as <strong>{EMAIL}</strong> · {auth.DETAIL_GOOGLE}" in response.content.decode()
     # COMPAT §10: the code, the PKCE verifier and the code-paste redirect go to the token endpoint.
     [token] = proxy.token_requests()
     form = parse_qs(token.body)
