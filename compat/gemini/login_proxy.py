@@ -45,6 +45,7 @@ class Behaviour:
     project: str = "lab-stand-in-project"
     good_code: str = GOOD_CODE
     answer: str = "Hello from the Code Assist stand-in."
+    refuse_refresh: bool = False  # stored credentials Google no longer takes
 
 
 def token_response() -> dict[str, Any]:
@@ -79,7 +80,7 @@ class GeminiLoginProxy(LoginProxy):
             form = self.requests[-1].body
             fields = parse_qs(form) if isinstance(form, str) else {}
             if fields.get("grant_type") == ["refresh_token"]:
-                return 200, token_response()
+                return (400, INVALID_GRANT) if b.refuse_refresh else (200, token_response())
             if fields.get("code") != [b.good_code]:
                 return 400, INVALID_GRANT
             return 200, token_response()

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import re
 import stat
+import time
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
@@ -259,3 +260,33 @@ def test_a_login_left_waiting_times_out(client, provider, spawned, monkeypatch):
     response = client.post(CODE, {"code": GOOD_CODE}, headers=JSON)
     assert response.status_code == 504
     assert response.json()["error"] == "login_timeout"
+
+
+def test_a_run_whose_stored_sign_in_is_refused_asks_for_a_code_in_its_pane(settings, proxy, gemini_rig):
+    """COMPAT §10: what the status cannot know. Stored credentials Google no longer takes (the
+    refresh refused) make a run's CLI start the code-paste flow in its own pane, and wait there."""
+    settings.LAB_AGENT_ENV = proxy.env()
+    gemini_dir = gemini_rig.home / ".gemini"
+    (gemini_dir / auth.CREDS).write_text(
+        json.dumps(
+            {"access_token": "ya29.old", "refresh_token": "1//old", "token_type": "Bearer", "expiry_date": 1}
+        )
+    )
+    settings_file = gemini_dir / "settings.json"
+    current = json.loads(settings_file.read_text())
+    current["security"]["auth"]["selectedType"] = auth.GOOGLE
+    settings_file.write_text(json.dumps(current))
+    proxy.behaviour.good_code = "none: every code and refresh is refused"
+    proxy.behaviour.refuse_refresh = True
+    assert get_provider_status(gemini_rig) is True  # the files say signed in
+    run = gemini_rig.start()
+    deadline = time.monotonic() + 30
+    while auth.PROMPT.strip() not in run.pane():  # a pane row loses its trailing space
+        assert time.monotonic() < deadline, run.pane()
+        time.sleep(0.2)
+    assert auth.URL_MARK in run.pane()
+    assert [parse_qs(r.body)["grant_type"] for r in proxy.token_requests()] == [["refresh_token"]]
+
+
+def get_provider_status(rig) -> bool:
+    return rig.provider().auth_status().logged_in
