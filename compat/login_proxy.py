@@ -144,7 +144,8 @@ class _Tunnel(BaseHTTPRequestHandler):
         body = self._body() if self.command in ("POST", "PUT", "PATCH") else None
         self.proxy.requests.append(Recorded(self.command, self.host, self.path, body))
         status, payload = self.proxy.respond(self.host, self.command, path)
-        data = json.dumps(payload).encode()
+        # bytes are sent as they are (a streamed answer, e.g. server-sent events), else JSON
+        data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
@@ -215,8 +216,8 @@ class LoginProxy:
     def refuses(self, host: str) -> bool:
         return host not in self.hosts or self.refuse_connect
 
-    def respond(self, host: str, method: str, path: str) -> tuple[int, dict[str, Any]]:
-        """(status, JSON body) for one request inside the tunnel."""
+    def respond(self, host: str, method: str, path: str) -> tuple[int, dict[str, Any] | bytes]:
+        """(status, JSON body, or bytes sent as they are) for one request inside the tunnel."""
         return 404, {"error": "not_found"}
 
     def start(self) -> LoginProxy:

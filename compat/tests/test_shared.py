@@ -49,9 +49,11 @@ def test_the_harness_drives_any_program_and_kills_its_server(tmp_path):
 
 
 class ExampleLogin(LoginProxy):
-    def respond(self, host: str, method: str, path: str) -> tuple[int, dict[str, Any]]:
+    def respond(self, host: str, method: str, path: str) -> tuple[int, dict[str, Any] | bytes]:
         if path == "/token":
             return 200, {"host": host, "method": method}
+        if path == "/stream":
+            return 200, b"data: {}\n\n"  # a streamed answer goes as it is, not as a JSON string
         return super().respond(host, method, path)
 
 
@@ -77,14 +79,21 @@ def test_the_login_stand_in_answers_its_hosts_only(tmp_path):
             200,
             b'{"host": "auth.example.invalid", "method": "POST"}',
         )
+        assert _through(proxy, certs.ca_pem, "api.example.invalid", "/stream") == (200, b"data: {}\n\n")
         assert _through(proxy, certs.ca_pem, "api.example.invalid", "/other")[0] == 404
         with pytest.raises(OSError, match="502"):
             _through(proxy, certs.ca_pem, "elsewhere.example.invalid", "/token")
         proxy.refuse_connect = True
         with pytest.raises(OSError, match="502"):
             _through(proxy, certs.ca_pem, "auth.example.invalid", "/token")
-    assert proxy.connects == [*hosts, "elsewhere.example.invalid", "auth.example.invalid"]
+    assert proxy.connects == [
+        *hosts,
+        "api.example.invalid",
+        "elsewhere.example.invalid",
+        "auth.example.invalid",
+    ]
     assert [(r.host, r.path, r.body) for r in proxy.requests] == [
         ("auth.example.invalid", "/token", {"code": "x"}),
+        ("api.example.invalid", "/stream", {"code": "x"}),
         ("api.example.invalid", "/other", {"code": "x"}),
     ]

@@ -58,6 +58,7 @@ from providers.schema import (
     Answer,
     AuthFlow,
     AuthFlowKind,
+    AuthStatus,
     CommandSpec,
     Cursor,
     Dialog,
@@ -103,7 +104,7 @@ PLAN_MAX_BYTES = 256 * 1024
 
 class GeminiProvider(AuthFromModule, TuiAdapter[SpoolView]):
     id = "gemini"
-    auth: ClassVar[AuthVerbs] = auth  # §10: the API key in the agent's environment
+    auth: ClassVar[AuthVerbs] = auth  # §10: Google sign-in (code paste), or an API key
     binary_name = "gemini"
     # §4: one process (no re-exec of a child node that tmux's kill-session would leave behind).
     env_defaults = {"GEMINI_CLI_NO_RELAUNCH": "true"}
@@ -122,13 +123,18 @@ class GeminiProvider(AuthFromModule, TuiAdapter[SpoolView]):
 
     def auth_flow(self) -> AuthFlow:
         return AuthFlow(
-            kind=AuthFlowKind.API_KEY,
+            kind=AuthFlowKind.OAUTH_CODE,
             instructions=(
-                "Gemini CLI runs with an API key: set GEMINI_API_KEY in lab's agent environment "
-                "(LAB_AGENT_ENV)."
+                "Sign in with Google: open the link, allow access, and paste the code Google shows "
+                "you. Or run Gemini CLI with an API key: set GEMINI_API_KEY in lab's agent "
+                "environment (LAB_AGENT_ENV)."
             ),
             credential_name=auth.API_KEY_NAME,
         )
+
+    def login_code(self, code: str) -> AuthStatus:
+        # §10: the code Google's page shows goes to the CLI's own sign-in.
+        return auth.login_code(self, code)
 
     def seed_meta(self) -> SeedMeta:
         return SEED_META
