@@ -39,6 +39,7 @@ SEAM = {
     "sanitize",
     "jsonl",
     "keywindow",
+    "pending",
     "bounded",
     "hookspool",
     "outbox",

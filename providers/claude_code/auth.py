@@ -11,20 +11,17 @@ and process exit all end it. The code is never logged, never put in argv or in a
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import os
 import queue
 import re
 import shlex
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Protocol
@@ -34,6 +31,7 @@ import orjson
 from django.conf import settings
 
 from providers.errors import InvalidCode, LoginFailed, LoginTimeout
+from providers.pending import PendingLogin, PendingLogins, checked_code
 from providers.schema import AuthStatus, LoginStart
 
 
@@ -69,8 +67,6 @@ CODE_RE = re.compile(r"[A-Za-z0-9_\-#.~]+")  # compat §11: CODE#STATE, both URL
 VISIT_MARK = "If the browser didn't open, visit:"
 FAILURE_MARK = "Couldn't log in: "
 REFUSED_CODE = "That code wasn't accepted"
-
-NO_LOGIN = "No login is waiting for a code. Start a new login."
 
 
 # --- status ----------------------------------------------------------------------------------
@@ -133,56 +129,51 @@ def parse_status(returncode: int, stdout: bytes) -> AuthStatus:
 
 
 @dataclass
-class _Login:
-    proc: subprocess.Popen[bytes]
-    workdir: Path
+class _Login(PendingLogin):
     lines: queue.Queue[tuple[str, str | None]] = field(default_factory=queue.Queue)  # None: EOF
     readers: list[threading.Thread] = field(default_factory=list)
-    state: str = "pending"  # pending | sent (the code is in) | expired | ended
-    cancelled: bool = False  # stopped by a newer start or a logout
-    reaped: bool = False
 
     @property
     def capture_file(self) -> Path:
         return self.workdir / "browser-url"
 
+    def close_io(self) -> None:
+        for reader in self.readers:
+            reader.join(timeout=KILL_GRACE_S)
+        for stream in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
+            if stream is not None:
+                with contextlib.suppress(OSError):
+                    stream.close()
 
-_logins: dict[str, _Login] = {}
-_locks: dict[str, threading.Lock] = {}
 
-
-@contextlib.contextmanager
-def _locked(provider_id: str) -> Iterator[None]:
-    with _locks.setdefault(provider_id, threading.Lock()):
-        yield
+_pending: PendingLogins[_Login] = PendingLogins(lambda: PENDING_TTL_S)
 
 
 def login_start(provider: Agent) -> LoginStart:
-    with _locked(provider.id):
-        _discard(provider.id)  # one login at a time: a new start ends the pending one
+    with _pending.locked(provider.id):
+        _pending.discard(provider.id)  # one login at a time: a new start ends the pending one
         login = _launch(provider)
         try:
             start = _read_start(login)
         except BaseException:
-            _reap(login)
+            _pending.reap(login)
             raise
-        _logins[provider.id] = login
-        threading.Thread(target=_watch, args=(provider.id, login), name="login-watch", daemon=True).start()
+        _pending.wait_for_code(provider.id, login)
         return start
 
 
 def login_code(provider: Agent, code: str) -> AuthStatus:
     code = validate_code(code)
-    with _locked(provider.id):
-        login = _claim(provider.id)
+    with _pending.locked(provider.id):
+        login = _pending.claim(provider.id)
         try:
             # The code goes to stdin only: never argv, never a log line (compat §11).
             assert login.proc.stdin is not None
             login.proc.stdin.write(code.encode() + b"\n")
             login.proc.stdin.flush()
         except OSError:
-            _logins.pop(provider.id, None)
-            _reap(login)
+            _pending.logins.pop(provider.id, None)
+            _pending.reap(login)
             raise LoginFailed(
                 "The login command stopped before it took the code. Start a new login."
             ) from None
@@ -191,10 +182,7 @@ def login_code(provider: Agent, code: str) -> AuthStatus:
     except subprocess.TimeoutExpired:
         returncode = None
     finally:
-        with _locked(provider.id):
-            if _logins.get(provider.id) is login:
-                del _logins[provider.id]
-            _reap(login)
+        _pending.finish(provider.id, login)
     if returncode is None:
         raise LoginTimeout(
             f"The sign-in server did not answer within {RESULT_TIMEOUT_S:.0f} s. Start a new login."
@@ -203,8 +191,8 @@ def login_code(provider: Agent, code: str) -> AuthStatus:
 
 
 def logout(provider: Agent) -> AuthStatus:
-    with _locked(provider.id):
-        _discard(provider.id)
+    with _pending.locked(provider.id):
+        _pending.discard(provider.id)
     try:
         done = subprocess.run(
             [provider.binary(), "auth", "logout"],
@@ -226,17 +214,7 @@ def logout(provider: Agent) -> AuthStatus:
 
 
 def validate_code(code: str) -> str:
-    """The messages never echo the code: it is a credential."""
-    code = code.strip()  # a paste often brings a trailing newline or spaces
-    if not code:
-        raise InvalidCode("Paste the code the sign-in page showed you.")
-    if len(code) > MAX_CODE:
-        raise InvalidCode(f"That is longer than a sign-in code ({MAX_CODE} characters at most).")
-    if not CODE_RE.fullmatch(code):
-        raise InvalidCode(
-            "A sign-in code has only letters, digits and - _ # . ~ in it; check what you pasted."
-        )
-    return code
+    return checked_code(code, pattern=CODE_RE, allowed="- _ # . ~", max_chars=MAX_CODE)
 
 
 # --- process plumbing ------------------------------------------------------------------------
@@ -376,70 +354,6 @@ def localhost_port(url: str) -> int | None:
     return port if parts.scheme == "http" and parts.hostname == "localhost" else None
 
 
-def _claim(provider_id: str) -> _Login:
-    """The pending login takes one code, once."""
-    login = _logins.get(provider_id)
-    if login is None or login.state in ("sent", "ended"):
-        raise InvalidCode(NO_LOGIN)
-    if login.state == "expired":
-        del _logins[provider_id]
-        raise LoginTimeout(
-            f"The login waited more than {PENDING_TTL_S / 60:.0f} minutes for its code and was stopped. "
-            "Start a new login."
-        )
-    if login.proc.poll() is not None:
-        del _logins[provider_id]
-        _reap(login)
-        raise InvalidCode(NO_LOGIN)
-    login.state = "sent"
-    return login
-
-
-def _watch(provider_id: str, login: _Login) -> None:
-    """Reaps a login nobody finishes: its TTL ran out, or the CLI exited on its own."""
-    with contextlib.suppress(subprocess.TimeoutExpired):
-        login.proc.wait(timeout=PENDING_TTL_S)
-    with _locked(provider_id):
-        if login.state != "pending":
-            return  # login_code owns it now, or it is already over
-        login.state = "expired" if login.proc.poll() is None else "ended"
-        _reap(login)
-
-
-def _discard(provider_id: str) -> None:
-    login = _logins.pop(provider_id, None)
-    if login is not None:
-        login.cancelled = True
-        _reap(login)
-
-
-def _reap(login: _Login) -> None:
-    """Kill the group if it still runs, wait for it, close the pipes, remove the temp dir."""
-    if login.reaped:
-        return
-    login.reaped = True
-    if login.proc.poll() is None:
-        _signal_group(login.proc, signal.SIGTERM)
-        try:
-            login.proc.wait(timeout=KILL_GRACE_S)
-        except subprocess.TimeoutExpired:
-            _signal_group(login.proc, signal.SIGKILL)
-            login.proc.wait()
-    _signal_group(login.proc, signal.SIGKILL)  # anything the CLI left in its group
-    for reader in login.readers:
-        reader.join(timeout=KILL_GRACE_S)
-    for stream in (login.proc.stdin, login.proc.stdout, login.proc.stderr):
-        if stream is not None:
-            with contextlib.suppress(OSError):
-                stream.close()
-    shutil.rmtree(login.workdir, ignore_errors=True)
-
-
-def _signal_group(proc: subprocess.Popen[bytes], sig: signal.Signals) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(proc.pid, sig)  # start_new_session: the group id is the child's pid
-
-
 def _outcome(provider: Agent, login: _Login, returncode: int) -> AuthStatus:
     if returncode == 0:
         status = auth_status(provider)
@@ -469,10 +383,3 @@ def _failure_reason(login: _Login) -> str:
 def _tail(raw: bytes) -> str:
     text = raw.decode("utf-8", "replace").strip()
     return text.splitlines()[-1][:300] if text else ""
-
-
-@atexit.register
-def _reap_all() -> None:
-    # No parked processes: a pending login dies with lab.
-    for provider_id in list(_logins):
-        _discard(provider_id)

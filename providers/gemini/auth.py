@@ -17,19 +17,16 @@ accepting it. The code is never logged, never put in argv or in a message.
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import json
 import os
 import pty
 import re
 import shutil
-import signal
 import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -38,6 +35,7 @@ from django.conf import settings
 
 from providers.errors import InvalidCode, LoginFailed, LoginTimeout
 from providers.gemini.seed import SETTINGS, config_lock, read_json
+from providers.pending import PendingLogin, PendingLogins, checked_code
 from providers.safefile import read_regular, write_private
 from providers.schema import AuthStatus, LoginStart
 
@@ -80,7 +78,6 @@ URL_PREFIX = "https://accounts.google.com/"
 REFUSED_CODE = "invalid_grant"  # the token endpoint's error for a wrong or used code
 
 DETAIL_GOOGLE = "Signed in with Google; every run starts by checking the stored credentials with Google"
-NO_LOGIN = "No login is waiting for a code. Start a new login."
 
 
 # --- status ----------------------------------------------------------------------------------
@@ -137,16 +134,19 @@ def auth_status(provider: Agent) -> AuthStatus:
 
 
 @dataclass
-class _Login:
-    proc: subprocess.Popen[bytes]
-    master: int
-    workdir: Path
+class _Login(PendingLogin):
+    master: int = -1  # lab's end of the CLI's pseudo-terminal
     output: bytearray = field(default_factory=bytearray)
     changed: threading.Condition = field(default_factory=threading.Condition)
     closed: bool = False  # the terminal reached EOF: the CLI is gone
     reader: threading.Thread | None = None
-    state: str = "pending"  # pending | sent | expired | ended
-    reaped: bool = False
+
+    def close_io(self) -> None:
+        # The reader ends on EIO once nothing holds the terminal; the master is closed after it.
+        if self.reader is not None:
+            self.reader.join(timeout=KILL_GRACE_S)
+        with contextlib.suppress(OSError):
+            os.close(self.master)
 
     @property
     def home(self) -> Path:
@@ -158,51 +158,40 @@ class _Login:
         return ANSI_RE.sub(b"", raw).decode("utf-8", "replace").replace("\r", "")
 
 
-_logins: dict[str, _Login] = {}
-_locks: dict[str, threading.Lock] = {}
-
-
-@contextlib.contextmanager
-def _locked(provider_id: str) -> Iterator[None]:
-    with _locks.setdefault(provider_id, threading.Lock()):
-        yield
+_pending: PendingLogins[_Login] = PendingLogins(lambda: PENDING_TTL_S)
 
 
 def login_start(provider: Agent) -> LoginStart:
-    with _locked(provider.id):
-        _discard(provider.id)  # one login at a time: a new start ends the pending one
+    with _pending.locked(provider.id):
+        _pending.discard(provider.id)  # one login at a time: a new start ends the pending one
         login = _launch(provider)
         try:
             url = _read_url(login)
         except BaseException:
-            _reap(login)
+            _pending.reap(login)
             raise
-        _logins[provider.id] = login
-        threading.Thread(target=_watch, args=(provider.id, login), name="login-watch", daemon=True).start()
+        _pending.wait_for_code(provider.id, login)
         return LoginStart(url=url)
 
 
 def login_code(provider: Agent, code: str) -> AuthStatus:
     code = validate_code(code)
-    with _locked(provider.id):
-        login = _claim(provider.id)
+    with _pending.locked(provider.id):
+        login = _pending.claim(provider.id)
         mark = len(login.output)
         try:
             # The code goes to the terminal only: never argv, never a log line.
             os.write(login.master, code.encode() + b"\r")
         except OSError:
-            _logins.pop(provider.id, None)
-            _reap(login)
+            _pending.logins.pop(provider.id, None)
+            _pending.reap(login)
             raise LoginFailed(
                 "The login command stopped before it took the code. Start a new login."
             ) from None
     try:
         return _finish(provider, login, mark)
     finally:
-        with _locked(provider.id):
-            if _logins.get(provider.id) is login:
-                del _logins[provider.id]
-            _reap(login)
+        _pending.finish(provider.id, login)
 
 
 def login_with_api_key(provider: Agent, key: str) -> AuthStatus:
@@ -213,8 +202,8 @@ def login_with_api_key(provider: Agent, key: str) -> AuthStatus:
 
 
 def logout(provider: Agent) -> AuthStatus:
-    with _locked(provider.id):
-        _discard(provider.id)
+    with _pending.locked(provider.id):
+        _pending.discard(provider.id)
     gemini_dir = provider.gemini_dir()
     with config_lock(gemini_dir):
         signed_in = (gemini_dir / CREDS).exists()
@@ -249,17 +238,7 @@ def logout(provider: Agent) -> AuthStatus:
 
 
 def validate_code(code: str) -> str:
-    """The messages never echo the code: it is a credential."""
-    code = code.strip()  # a paste often brings a trailing newline or spaces
-    if not code:
-        raise InvalidCode("Paste the code the sign-in page showed you.")
-    if len(code) > MAX_CODE:
-        raise InvalidCode(f"That is longer than a sign-in code ({MAX_CODE} characters at most).")
-    if not CODE_RE.fullmatch(code):
-        raise InvalidCode(
-            "A sign-in code has only letters, digits and - _ / . ~ in it; check what you pasted."
-        )
-    return code
+    return checked_code(code, pattern=CODE_RE, allowed="- _ / . ~", max_chars=MAX_CODE)
 
 
 # --- process plumbing ------------------------------------------------------------------------
@@ -439,75 +418,6 @@ def _install(provider: Agent, login: _Login) -> None:
         write_private(path, json.dumps(current, indent=2).encode())
 
 
-def _claim(provider_id: str) -> _Login:
-    """The pending login takes one code, once."""
-    login = _logins.get(provider_id)
-    if login is None or login.state in ("sent", "ended"):
-        raise InvalidCode(NO_LOGIN)
-    if login.state == "expired":
-        del _logins[provider_id]
-        raise LoginTimeout(
-            f"The login waited more than {PENDING_TTL_S / 60:.0f} minutes for its code and was stopped. "
-            "Start a new login."
-        )
-    if login.proc.poll() is not None:
-        del _logins[provider_id]
-        _reap(login)
-        raise InvalidCode(NO_LOGIN)
-    login.state = "sent"
-    return login
-
-
-def _watch(provider_id: str, login: _Login) -> None:
-    """Reaps a login nobody finishes: its TTL ran out, or the CLI exited on its own."""
-    with contextlib.suppress(subprocess.TimeoutExpired):
-        login.proc.wait(timeout=PENDING_TTL_S)
-    with _locked(provider_id):
-        if login.state != "pending":
-            return
-        login.state = "expired" if login.proc.poll() is None else "ended"
-        _reap(login)
-
-
-def _discard(provider_id: str) -> None:
-    login = _logins.pop(provider_id, None)
-    if login is not None:
-        _reap(login)
-
-
-def _reap(login: _Login) -> None:
-    """Kill the group if it still runs, wait for it, close the terminal, remove the temp home."""
-    if login.reaped:
-        return
-    login.reaped = True
-    if login.proc.poll() is None:
-        _signal_group(login.proc, signal.SIGTERM)
-        try:
-            login.proc.wait(timeout=KILL_GRACE_S)
-        except subprocess.TimeoutExpired:
-            _signal_group(login.proc, signal.SIGKILL)
-            login.proc.wait()
-    _signal_group(login.proc, signal.SIGKILL)  # anything the CLI left in its group
-    # The reader ends on EIO once nothing holds the terminal; the master is closed after it.
-    if login.reader is not None:
-        login.reader.join(timeout=KILL_GRACE_S)
-    with contextlib.suppress(OSError):
-        os.close(login.master)
-    shutil.rmtree(login.workdir, ignore_errors=True)
-
-
-def _signal_group(proc: subprocess.Popen[bytes], sig: signal.Signals) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(proc.pid, sig)  # start_new_session: the group id is the child's pid
-
-
 def _tail(text: str) -> str:
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     return lines[-1][:300] if lines else "it printed no reason"
-
-
-@atexit.register
-def _reap_all() -> None:
-    # No parked processes: a pending login dies with lab.
-    for provider_id in list(_logins):
-        _discard(provider_id)

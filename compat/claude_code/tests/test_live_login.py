@@ -66,7 +66,7 @@ def spawned(monkeypatch):
     recorder = SpawnRecorder(auth._spawn)
     monkeypatch.setattr(auth, "_spawn", recorder)
     yield recorder
-    auth._reap_all()
+    auth._pending.reap_all()
     assert leftovers(recorder.procs) == []
 
 
@@ -114,7 +114,7 @@ def test_the_code_paste_url_is_captured_and_shown(client, provider, spawned):
 def test_the_code_reaches_the_cli_and_the_status_flips(client, provider, spawned, proxy):
     assert client.get(STATUS, headers=JSON).json()["status"]["logged_in"] is False
     started = start(client)
-    login = auth._logins[provider.id]
+    login = auth._pending.logins[provider.id]
     response = client.post(CODE, {"code": f"fake-code-123#{state_of(started)}"}, headers=HX)
     assert response.status_code == 200, response.content
     assert f"Logged in as <strong>{EMAIL}</strong>" in response.content.decode()
@@ -177,10 +177,10 @@ def test_an_unreachable_sign_in_server_gives_a_clear_message(
 def test_a_login_left_waiting_times_out(client, provider, spawned, monkeypatch):
     monkeypatch.setattr(auth, "PENDING_TTL_S", 1.0)
     started = start(client)
-    login = auth._logins[provider.id]
+    login = auth._pending.logins[provider.id]
     proc = spawned.procs[0]
     proc.wait(timeout=15)  # killed by the watcher: it holds the lock from the expiry to the reap
-    with auth._locked(provider.id):
+    with auth._pending.locked(provider.id):
         assert login.state == "expired" and login.reaped
     no_children_left(spawned)
     response = client.post(CODE, {"code": f"abc#{state_of(started)}"}, headers=JSON)

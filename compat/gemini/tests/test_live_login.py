@@ -73,7 +73,7 @@ def spawned(monkeypatch):
 
     monkeypatch.setattr(auth, "_spawn", recording)
     yield procs
-    auth._reap_all()
+    auth._pending.reap_all()
     assert leftovers(procs) == []
 
 
@@ -202,7 +202,7 @@ def test_a_run_after_the_sign_in_is_answered_through_code_assist(client, setting
         run.provider.reply(run.handle, "say hello")
         run.wait(lambda r: r.answered(proxy.behaviour.answer), what="the stand-in's answer")
     finally:
-        auth._reap_all()
+        auth._pending.reap_all()
         _load.cache_clear()
     assert len(proxy.token_requests()) == 1  # the login's exchange only: the run used what it stored
     assert ("oauth2.googleapis.com", "/tokeninfo") in [(r.host, r.path) for r in proxy.requests]
@@ -252,9 +252,9 @@ def test_an_unreachable_sign_in_server_gives_the_clis_reason(
 def test_a_login_left_waiting_times_out(client, provider, spawned, monkeypatch):
     monkeypatch.setattr(auth, "PENDING_TTL_S", 1.0)
     start(client)
-    login = auth._logins[provider.id]
+    login = auth._pending.logins[provider.id]
     spawned[0].wait(timeout=15)  # killed by the watcher: it holds the lock from the expiry to the reap
-    with auth._locked(provider.id):
+    with auth._pending.locked(provider.id):
         assert login.state == "expired" and login.reaped
     assert leftovers(spawned) == []
     response = client.post(CODE, {"code": GOOD_CODE}, headers=JSON)

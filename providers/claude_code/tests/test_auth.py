@@ -110,7 +110,7 @@ def spawned(monkeypatch):
     recorder = SpawnRecorder(auth._spawn)
     monkeypatch.setattr(auth, "_spawn", recorder)
     yield recorder
-    auth._reap_all()
+    auth._pending.reap_all()
     assert leftovers(recorder.procs) == []
 
 
@@ -162,7 +162,7 @@ def test_a_good_code_logs_in(provider, spawned):
     assert status.logged_in and status.account == "op@example.invalid" and status.method == "claude.ai"
     assert received(provider) == "good#S\n"  # stripped, one line, on stdin
     assert leftovers(spawned.procs) == []
-    assert provider.id not in auth._logins
+    assert provider.id not in auth._pending.logins
 
 
 def test_a_refused_code_is_invalid_code_with_the_clis_reason(provider, spawned):
@@ -284,7 +284,7 @@ def test_a_status_that_hangs_is_bounded(provider, settings, monkeypatch):
 
 def test_the_temp_dir_is_private_and_removed(provider, spawned):
     auth.login_start(provider)
-    workdir = auth._logins[provider.id].workdir
+    workdir = auth._pending.logins[provider.id].workdir
     assert workdir.stat().st_mode & 0o777 == 0o700
     assert (workdir / "browser").stat().st_mode & 0o777 == 0o700
     auth.logout(provider)
