@@ -236,8 +236,10 @@ def served(seconds: float, chats: int, appends: int) -> dict:
                 out[f"chat_p95_ms_{n}_viewers"] = r["p95"]
                 out[f"chat_lost_{n}_viewers"] = r["lost"]
         finally:
-            server.stop()
-            kill_tmux_server(env["LAB_TMUX_SOCKET"])
+            try:
+                server.stop()
+            finally:  # a daphne that would not stop must not keep the runs' tmux server alive
+                kill_tmux_server(env["LAB_TMUX_SOCKET"])
     return out
 
 
