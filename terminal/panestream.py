@@ -146,6 +146,7 @@ class PaneStream:
         self._out = bytearray()
         self._tasks: list[asyncio.Task[None]] = []
         self.bytes_seen = 0  # output bytes read from tmux (the bench reads it)
+        self._closing = False  # close() detached the client itself
 
     async def start(self) -> None:
         self._proc = await asyncio.create_subprocess_exec(
@@ -163,6 +164,7 @@ class PaneStream:
     async def close(self) -> None:
         """Detach the client and reap it; the reader ends on its EOF."""
         proc = self._proc
+        self._closing = True  # the client's end is lab's doing, not tmux's
         if proc is not None:
             if proc.stdin is not None and not proc.stdin.is_closing():
                 proc.stdin.close()  # detaches the client
@@ -244,6 +246,8 @@ class PaneStream:
         except (asyncio.LimitOverrunError, ValueError):
             log.warning("terminal stream of %s: a line longer than the reader's limit", self.session)
         finally:
+            if not self.closed and not self._closing:
+                log.warning("terminal stream of %s: tmux's control client stopped writing", self.session)
             self._ended()
 
     def _line(self, line: bytes) -> None:
@@ -275,6 +279,9 @@ class PaneStream:
                 self.bytes_seen += len(data)
                 self._out += data
         elif line.startswith(b"%exit"):
+            # tmux's own reason, if it gave one (e.g. "too far behind"): said in the log, so a
+            # stream that ends under a page says why.
+            log.info("terminal stream of %s: tmux ended it: %s", self.session, line.decode(errors="replace"))
             self._ended()
 
     async def _flush(self) -> None:
