@@ -25,7 +25,13 @@ LIVENESS_CHECK_S = 1.0
 
 
 class HostSilent(Exception):
-    """The host did not answer in time; the text is the true sentence to show."""
+    """The host did not answer in time; the text is the true sentence to show. `down`: its
+    heartbeat stopped too (its runs are listed unreachable), rather than one request outlasting
+    its bound on a host that still beats."""
+
+    def __init__(self, why: str, *, down: bool = True) -> None:
+        super().__init__(why)
+        self.down = down
 
 
 class RelayFailed(Exception):
@@ -62,7 +68,11 @@ async def ask(host: str, message: dict[str, Any], *, timeout: float) -> dict[str
         while True:
             remaining = deadline - loop.time()
             if remaining <= 0:
-                raise HostSilent(f"host {host} has not answered this request for {timeout:.0f} s")
+                raise HostSilent(
+                    f"host {host} has not answered this request for {timeout:.0f} s; it is still up, so "
+                    "the request may still be running there and lab cannot tell whether it was done",
+                    down=False,
+                )
             done, _ = await asyncio.wait({receiving}, timeout=min(LIVENESS_CHECK_S, remaining))
             if done:
                 answer = receiving.result()

@@ -16,15 +16,16 @@ import re
 from http.cookies import SimpleCookie
 from typing import Any
 
-from asgiref.sync import async_to_sync, iscoroutinefunction, markcoroutinefunction
+from asgiref.sync import async_to_sync, iscoroutinefunction, markcoroutinefunction, sync_to_async
 from django.http import HttpRequest, HttpResponse
 from django.urls import Resolver404, resolve
 
 from hosts import identity, protocol
 from hosts.client import HostSilent, ask
+from hosts.identity import HOST_NAME
 from runs.models import Run
 
-HOST_PATH = re.compile(r"^/hosts/(?P<name>[a-z0-9][a-z0-9-]{0,39})(?P<rest>/.*)$")
+HOST_PATH = re.compile(rf"^/hosts/(?P<name>{HOST_NAME})(?P<rest>/.*)$")
 # What a relayed request may take to be answered: a push or a start is bounded well below
 # (git's 120 s), a page far below. A host that stops beating is given up on sooner.
 POST_TIMEOUT_S = 180.0
@@ -74,9 +75,11 @@ def refused(host: str) -> HttpResponse:
     )
 
 
-def silent(why: str) -> HttpResponse:
+def silent(exc: HostSilent) -> HttpResponse:
+    why = str(exc)
+    more = " Its runs are shown as unreachable until it answers again." if exc.down else ""
     return HttpResponse(
-        f"{why[0].upper()}{why[1:]}. Its runs are shown as unreachable until it answers again.",
+        f"{why[0].upper()}{why[1:]}.{more}",
         status=503,
         content_type="text/plain; charset=utf-8",
         headers={"Retry-After": "5"},
@@ -111,7 +114,7 @@ async def relay(request: HttpRequest, host: str, prefix: str) -> HttpResponse:
     try:
         answer = await ask(host, {"type": protocol.HTTP, "scope": scope, "body": body}, timeout=timeout)
     except HostSilent as exc:
-        return silent(str(exc))
+        return silent(exc)
     response = HttpResponse(answer.get("body") or b"", status=int(answer.get("status") or 502))
     for key, value in answer.get("headers") or []:
         if key.lower() == "set-cookie":
@@ -147,8 +150,6 @@ class HostRelayMiddleware:
         return async_to_sync(relay)(request, *found)
 
     async def __acall__(self, request: HttpRequest) -> HttpResponse:
-        from asgiref.sync import sync_to_async
-
         here(request)
         found = await sync_to_async(target, thread_sensitive=False)(request)
         if found is not None and identity.role() == identity.RUNNER:
@@ -163,8 +164,6 @@ class HostRelayMiddleware:
 
 async def socket_host(scope: dict[str, Any]) -> str | None:
     """The host of the run a socket's path names (None: no run there)."""
-    from asgiref.sync import sync_to_async
-
     run_id = scope.get("url_route", {}).get("kwargs", {}).get("run_id")
     if not isinstance(run_id, int):
         return None

@@ -180,7 +180,7 @@ def _remote_rows(host: str, runs: list[Run]) -> dict[int, Row]:
         data = async_to_sync(client.call)(host, "rows", {"run_ids": list(by_id)}, timeout=ROWS_TIMEOUT_S)
     except (client.HostSilent, client.RelayFailed) as exc:
         return {pk: unreachable_row(r, str(exc)) for pk, r in by_id.items()}
-    out = {pk: unreachable_row(r, f"host {host} did not say") for pk, r in by_id.items()}
+    out = {pk: unreachable_row(r, f"host {host} did not report this run") for pk, r in by_id.items()}
     for item in data or []:
         run = by_id.get(int(item["id"]))
         if run is not None:

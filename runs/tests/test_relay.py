@@ -189,3 +189,24 @@ async def test_a_runner_refuses_a_message_for_another_host_unsigned_or_for_anoth
         ({"type": protocol.HTTP, "host": "b", "id": "4", "scope": scope_local, "body": b""}),
     )
     assert wrong["status"] == 421 and b"lives on host local" in wrong["body"]
+
+
+async def test_a_request_that_outlasts_its_bound_on_a_host_that_still_beats_says_so(
+    run_on_b, operator, monkeypatch
+):
+    """No runner consumes b's channel, but b beats: the request's own bound runs out. The page
+    says lab cannot tell whether it was done, not that the host is away."""
+    from runs import relay
+
+    monkeypatch.setattr(relay, "GET_TIMEOUT_S", 1.5)
+    with identity.acting_as_runner("b"):
+        beat = asyncio.ensure_future(heartbeat.beating("b"))
+    try:
+        cookie = await sync_to_async(session_cookie)(operator)
+        page = await http("GET", f"/runs/{run_on_b.pk}/", cookie)
+    finally:
+        beat.cancel()
+    body = page["body"].decode()
+    assert page["status"] == 503
+    assert "has not answered this request for 2 s" in body and "cannot tell whether it was done" in body
+    assert "shown as unreachable" not in body
