@@ -40,10 +40,6 @@ OBSERVER = """
 """
 
 
-def transcript_of(page: Any) -> str:
-    return str(page.evaluate("() => document.getElementById('transcript').innerText"))
-
-
 def seen(page: Any, key: str, timeout_s: float = 60) -> float:
     page.evaluate("(k) => { (window.__want = window.__want || []).push(k); }", key)
     deadline = time.monotonic() + timeout_s
@@ -83,7 +79,7 @@ def append_turn(page: Any, transcript: Path, key: str) -> float:
     return seen(page, key) - at
 
 
-def transcript_path(lab: Any, home: Path) -> Path:
+def transcript_path(home: Path) -> Path:
     files = sorted((home / ".claude" / "projects").rglob("*.jsonl"), key=lambda p: p.stat().st_mtime)
     return files[-1]
 
@@ -130,7 +126,7 @@ def main() -> None:
                 for i in range(turns):
                     for which, p in pages.items():
                         out[f"{which}_reply"].append(reply_turn(p, f"BENCH-R{i}-{which}"))
-                        path = transcript_path(lab, homes[which])
+                        path = transcript_path(homes[which])
                         out[f"{which}_append"].append(append_turn(p, path, f"BENCH-A{i}-{which}"))
                 browser.close()
         finally:

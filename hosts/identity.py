@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from django.conf import settings
 
 ALL, WEB, RUNNER = "all", "web", "runner"
-ROLES = (ALL, WEB, RUNNER)
+HOST_NAME = r"[a-z0-9][a-z0-9-]{0,39}"  # a host's name: it is part of URLs and channel names
 
 _role: str | None = None
 # What a runner's request handling acts as: set for the tasks (and the threads they start,

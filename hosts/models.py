@@ -15,10 +15,12 @@ import secrets
 from django.db import models
 from django.utils import timezone
 
+from hosts.identity import HOST_NAME
+
 # A runner beats every HEARTBEAT_S; a host not heard from for STALE_AFTER_S is unreachable.
 HEARTBEAT_S = 2.0
 STALE_AFTER_S = 8.0
-HOST_NAME_RE = r"^[a-z0-9][a-z0-9-]{0,39}$"
+HOST_NAME_RE = rf"^{HOST_NAME}$"
 
 
 def credential_hash(token: str) -> str:

@@ -19,7 +19,7 @@ from channels.consumer import AsyncConsumer
 from channels.exceptions import StopConsumer
 from django.utils.html import escape
 
-from hosts import protocol
+from hosts import identity, protocol
 from hosts.client import LIVENESS_CHECK_S, host_silence
 
 CLOSE_HOST_SILENT = 4503
@@ -158,7 +158,6 @@ def routed(local: Any, host_of: Any) -> Any:
     else a HostProxyConsumer to that host's runner. `host_of(scope)` is the run's host (None:
     no such run, which `local` answers). A runner never relays: it refuses a run of another
     host (close 4421), so a message sent to the wrong runner is never served from its files."""
-    from hosts import identity
 
     async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
         host = await host_of(scope)
