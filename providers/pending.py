@@ -55,6 +55,21 @@ class PendingLogins[L: PendingLogin]:
         with self._locks.setdefault(provider_id, threading.Lock()):
             yield
 
+    def start[R](self, provider_id: str, launch: Callable[[], L], read: Callable[[L], R]) -> R:
+        """A new login for the provider, the pending one ended first (one at a time): launched,
+        read until it asks for its code (`read`'s result), then kept waiting for the code. A
+        login that fails before it asks is reaped."""
+        with self.locked(provider_id):
+            self.discard(provider_id)
+            login = launch()
+            try:
+                started = read(login)
+            except BaseException:
+                self.reap(login)
+                raise
+            self.wait_for_code(provider_id, login)
+            return started
+
     def wait_for_code(self, provider_id: str, login: L) -> None:
         """Keep `login` as the provider's pending one (under `locked`) and watch its TTL."""
         self.logins[provider_id] = login

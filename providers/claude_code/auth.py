@@ -150,16 +150,7 @@ _pending: PendingLogins[_Login] = PendingLogins(lambda: PENDING_TTL_S)
 
 
 def login_start(provider: Agent) -> LoginStart:
-    with _pending.locked(provider.id):
-        _pending.discard(provider.id)  # one login at a time: a new start ends the pending one
-        login = _launch(provider)
-        try:
-            start = _read_start(login)
-        except BaseException:
-            _pending.reap(login)
-            raise
-        _pending.wait_for_code(provider.id, login)
-        return start
+    return _pending.start(provider.id, lambda: _launch(provider), _read_start)
 
 
 def login_code(provider: Agent, code: str) -> AuthStatus:

@@ -162,16 +162,7 @@ _pending: PendingLogins[_Login] = PendingLogins(lambda: PENDING_TTL_S)
 
 
 def login_start(provider: Agent) -> LoginStart:
-    with _pending.locked(provider.id):
-        _pending.discard(provider.id)  # one login at a time: a new start ends the pending one
-        login = _launch(provider)
-        try:
-            url = _read_url(login)
-        except BaseException:
-            _pending.reap(login)
-            raise
-        _pending.wait_for_code(provider.id, login)
-        return LoginStart(url=url)
+    return LoginStart(url=_pending.start(provider.id, lambda: _launch(provider), _read_url))
 
 
 def login_code(provider: Agent, code: str) -> AuthStatus:
